@@ -1,0 +1,46 @@
+# One entry point. Every target sets up .venv by itself (pinned requirements,
+# then the package), so that `make book` and `make test` work on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Printing sets of strings or SymPy symbols is only reproducible with a fixed hash seed.
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
+
+.PHONY: help setup book test test-package test-notebooks execute clean
+
+help:
+	@echo "make book     set up .venv and build the HTML book into _build/html"
+	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
+	@echo "make execute  re-execute every notebook in place, deterministically"
+	@echo "make clean    remove _build/"
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+test: test-package test-notebooks
+
+test-package: $(STAMP)
+	$(PY) -m pytest -n 2
+
+test-notebooks: $(STAMP)
+	$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -p no:doctest chapters
+
+execute: $(STAMP)
+	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
+
+clean:
+	rm -rf _build

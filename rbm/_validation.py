@@ -1,0 +1,110 @@
+"""Argument checks shared by the package: every bad input fails at once, by name."""
+
+import numbers
+
+import numpy as np
+
+# Enumerating more states than this is refused: 2**30 states of a layer take
+# tens of minutes even at a few hundred units on the other side.
+MAX_ENUMERATION_BITS = 30
+# Functions that hold one number per visible state in memory (distributions
+# over all 2**n_visible states, transition matrices) are limited further.
+MAX_DENSE_BITS = 24
+
+
+def check_rng(rng, name="rng"):
+    """Return a :class:`numpy.random.Generator` from a Generator or an int seed."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
+    )
+
+
+def check_positive_int(value, name, minimum=1):
+    """Return `value` as an int, requiring ``value >= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_positive_float(value, name, allow_zero=False):
+    """Return `value` as a finite float, positive (or non-negative)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value}")
+    return value
+
+
+def as_float_array(x, name):
+    """Convert to a float64 array, with a TypeError for non-numeric input."""
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged nested lists, for example
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got dtype {arr.dtype}")
+    return arr.astype(float)
+
+
+def check_finite_parameter(x, name, shape):
+    """A real, finite parameter array of exactly `shape`, copied to float64."""
+    arr = as_float_array(x, name)
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, but it holds NaN or infinity")
+    return arr.copy()
+
+
+def check_binary(x, name, width, allow_1d=True):
+    """Binary states of a layer of `width` units.
+
+    Accepts shape ``(width,)`` (when `allow_1d`) or ``(n, width)`` with
+    ``n >= 1`` and every entry 0 or 1 (bool, int or float).  Returns the
+    float64 array and whether the input was one vector.
+    """
+    arr = as_float_array(x, name)
+    if arr.ndim == 1 and allow_1d:
+        single = True
+        arr2 = arr[None, :]
+    elif arr.ndim == 2:
+        single = False
+        arr2 = arr
+    else:
+        expected = f"({width},) or (n_samples, {width})" if allow_1d else f"(n_samples, {width})"
+        raise ValueError(f"{name} must have shape {expected}, got {arr.shape}")
+    if arr2.shape[1] != width:
+        raise ValueError(
+            f"{name} must have {width} columns (one per unit), got shape {arr.shape}"
+        )
+    if arr2.shape[0] == 0:
+        raise ValueError(f"{name} is empty: it needs at least one row")
+    bad = ~((arr2 == 0) | (arr2 == 1))
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name} must hold only 0 and 1, found {arr2[row, col]!r} at row {row}, column {col}"
+        )
+    return arr2, single
+
+
+def check_enumeration_size(n_bits, what, limit=MAX_ENUMERATION_BITS):
+    """Refuse an enumeration of ``2**n_bits`` states beyond ``2**limit``."""
+    if n_bits > limit:
+        raise ValueError(
+            f"{what} needs an enumeration of 2**{n_bits} states, beyond the limit of "
+            f"2**{limit}; use a smaller model, or an estimate that does not enumerate "
+            "(sampling, annealed importance sampling)"
+        )

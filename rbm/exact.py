@@ -1,0 +1,447 @@
+r"""Exact quantities of small RBMs, by enumeration.
+
+The partition function
+
+.. math:: Z = \sum_{v, h} e^{-E(v, h)}
+
+has a closed-form sum over either layer once the other is summed out, so
+every function here enumerates only the **smaller** layer
+(:math:`2^{\min(n_\text{visible}, n_\text{hidden})}` states), in chunks of
+bounded memory and in log-space, which keeps it exact and finite for
+weights of any size.  An enumeration beyond :math:`2^{30}` states is
+refused at once with a :class:`ValueError`; functions that hold one number
+per visible state (distributions, KL) stop at :math:`2^{20}` visible states.
+
+States of a layer with ``n`` units are ordered as the binary numbers
+``0 .. 2**n - 1`` with the **first unit as the most significant bit**
+(see :func:`all_states`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbm._validation import (
+    MAX_ENUMERATION_BITS,
+    as_float_array,
+    check_binary,
+    check_enumeration_size,
+    check_positive_int,
+)
+from rbm.model import RBM, Gradient
+from rbm.special import sigmoid, softplus
+
+__all__ = [
+    "MAX_ENUMERATION_BITS",
+    "MAX_DENSE_BITS",
+    "Expectations",
+    "all_states",
+    "state_index",
+    "log_partition",
+    "log_prob",
+    "log_likelihood",
+    "visible_distribution",
+    "empirical_distribution",
+    "entropy",
+    "kl_divergence",
+    "data_expectations",
+    "model_expectations",
+    "gradient",
+]
+
+MAX_DENSE_BITS = 20
+# Elements (chunk rows times units of the other layer) held per chunk: 16 MiB of float64.
+_CHUNK_ELEMENTS = 2**21
+
+
+@dataclass(frozen=True)
+class Expectations:
+    r"""Second and first moments of an RBM's units under some distribution.
+
+    Attributes
+    ----------
+    vh : ndarray of shape (n_visible, n_hidden)
+        :math:`\langle v h^\top \rangle`.
+    v : ndarray of shape (n_visible,)
+        :math:`\langle v \rangle`.
+    h : ndarray of shape (n_hidden,)
+        :math:`\langle h \rangle`.
+    """
+
+    vh: np.ndarray
+    v: np.ndarray
+    h: np.ndarray
+
+
+def _check_model(model):
+    if not isinstance(model, RBM):
+        raise TypeError(f"model must be an rbm.RBM, got {type(model).__name__}")
+    return model
+
+
+def _states(start, stop, n):
+    """Rows ``start .. stop - 1`` of :func:`all_states` (no checks)."""
+    idx = np.arange(start, stop, dtype=np.int64)
+    shifts = np.arange(n - 1, -1, -1, dtype=np.int64)
+    return ((idx[:, None] >> shifts) & 1).astype(float)
+
+
+def all_states(n):
+    """Every binary vector of length `n`, as the rows of an array.
+
+    Row ``k`` is the binary representation of ``k`` with the first unit as
+    the most significant bit.
+
+    Parameters
+    ----------
+    n : int
+        Number of units, at most ``MAX_DENSE_BITS``.
+
+    Returns
+    -------
+    ndarray of shape (2**n, n)
+
+    Examples
+    --------
+    >>> all_states(2)
+    array([[0., 0.],
+           [0., 1.],
+           [1., 0.],
+           [1., 1.]])
+    """
+    n = check_positive_int(n, "n")
+    check_enumeration_size(n, "all_states", limit=MAX_DENSE_BITS)
+    return _states(0, 2**n, n)
+
+
+def state_index(states):
+    """Index of each binary row in the order of :func:`all_states`.
+
+    Parameters
+    ----------
+    states : array_like of shape (n,) or (n_samples, n)
+
+    Returns
+    -------
+    int or ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> state_index([[0, 1, 1], [1, 0, 0]]).tolist()
+    [3, 4]
+    """
+    arr = as_float_array(states, "states")
+    if arr.ndim not in (1, 2) or arr.shape[-1] < 1:
+        raise ValueError(f"states must have shape (n,) or (n_samples, n), got {arr.shape}")
+    arr2, single = check_binary(arr, "states", arr.shape[-1])
+    if arr2.shape[1] > 62:
+        raise ValueError(f"states has {arr2.shape[1]} columns; at most 62 fit an index")
+    weights = 2 ** np.arange(arr2.shape[1] - 1, -1, -1, dtype=np.int64)
+    idx = arr2.astype(np.int64) @ weights
+    return int(idx[0]) if single else idx
+
+
+def _layer_setup(model, layer):
+    """Express the model as (enumerated layer x, summed layer y).
+
+    Returns ``(a_x, a_y, M, swapped)`` with
+    :math:`E = -a_x^\\top x - a_y^\\top y - x^\\top M y`; ``swapped`` is
+    True when ``x`` is the hidden layer.
+    """
+    if layer is None:
+        layer = "hidden" if model.n_hidden <= model.n_visible else "visible"
+    if layer == "visible":
+        return model.b, model.c, model.W, False
+    if layer == "hidden":
+        return model.c, model.b, model.W.T, True
+    raise ValueError(f"layer must be None, 'visible' or 'hidden', got {layer!r}")
+
+
+def _enumerate(model, layer=None, moments=False, chunk_size=None):
+    r"""One pass over the enumerated layer: log Z and, optionally, the model moments.
+
+    The running sums are kept relative to the largest log-weight seen so
+    far, so nothing overflows whatever the weights.
+    """
+    a_x, a_y, M, swapped = _layer_setup(model, layer)
+    n_x, n_y = M.shape
+    check_enumeration_size(n_x, "exact enumeration of the " + ("hidden" if swapped else "visible")
+                           + " layer")
+    n_states = 2**n_x
+    if chunk_size is None:
+        chunk_size = max(1, _CHUNK_ELEMENTS // max(n_y, n_x))
+    else:
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
+    chunk_size = min(chunk_size, n_states)
+
+    shift = -np.inf
+    total = 0.0
+    if moments:
+        s_x = np.zeros(n_x)
+        s_y = np.zeros(n_y)
+        s_xy = np.zeros((n_x, n_y))
+    for start in range(0, n_states, chunk_size):
+        X = _states(start, min(start + chunk_size, n_states), n_x)
+        pre = X @ M + a_y
+        logw = X @ a_x + softplus(pre).sum(axis=1)
+        new_shift = max(shift, float(logw.max()))
+        rescale = np.exp(shift - new_shift) if np.isfinite(shift) else 0.0
+        w = np.exp(logw - new_shift)
+        total = total * rescale + w.sum()
+        if moments:
+            P = sigmoid(pre)
+            s_x = s_x * rescale + w @ X
+            s_y = s_y * rescale + w @ P
+            s_xy = s_xy * rescale + (X * w[:, None]).T @ P
+        shift = new_shift
+    log_z = shift + np.log(total)
+    if not moments:
+        return log_z, None
+    s_x, s_y, s_xy = s_x / total, s_y / total, s_xy / total
+    if swapped:
+        return log_z, Expectations(vh=s_xy.T.copy(), v=s_y, h=s_x)
+    return log_z, Expectations(vh=s_xy, v=s_x, h=s_y)
+
+
+def log_partition(model, *, layer=None, chunk_size=None):
+    r"""Exact :math:`\log Z`, enumerating one layer.
+
+    With the hidden layer summed out in closed form,
+
+    .. math:: \log Z = \log \sum_v \exp\Big(b^\top v + \sum_j
+              \operatorname{softplus}(c_j + (v^\top W)_j)\Big),
+
+    and symmetrically with the visible layer summed out.
+
+    Parameters
+    ----------
+    model : RBM
+    layer : {None, "visible", "hidden"}
+        The layer to enumerate; ``None`` (default) takes the smaller one.
+    chunk_size : int, optional
+        States per chunk; by default chosen so that a chunk holds about
+        2**21 numbers (16 MiB).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the enumerated layer has more than ``MAX_ENUMERATION_BITS`` units.
+
+    Examples
+    --------
+    >>> model = RBM(W=np.zeros((3, 2)), b=np.zeros(3), c=np.zeros(2))
+    >>> float(log_partition(model)) == float(5 * np.log(2))  # 2**5 joint states
+    True
+    """
+    _check_model(model)
+    return float(_enumerate(model, layer=layer, chunk_size=chunk_size)[0])
+
+
+def log_prob(model, v):
+    r"""Exact :math:`\log p(v) = -F(v) - \log Z` for each row of `v`.
+
+    Parameters
+    ----------
+    model : RBM
+    v : array_like of shape (n_visible,) or (n_samples, n_visible)
+
+    Returns
+    -------
+    float or ndarray of shape (n_samples,)
+    """
+    _check_model(model)
+    return -model.free_energy(v) - log_partition(model)
+
+
+def log_likelihood(model, data):
+    r"""Mean log-likelihood :math:`\frac{1}{N}\sum_n \log p(v^{(n)})` of a data set.
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible)
+        Zeros and ones.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> round(float(log_likelihood(model, [[0, 1], [1, 1]])), 6)  # uniform over 4 states
+    -1.386294
+    """
+    _check_model(model)
+    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    return float(np.mean(log_prob(model, data)))
+
+
+def visible_distribution(model):
+    r"""Exact :math:`p(v)` for every visible state, in the order of :func:`all_states`.
+
+    Returns
+    -------
+    ndarray of shape (2**n_visible,)
+    """
+    _check_model(model)
+    check_enumeration_size(model.n_visible, "visible_distribution", limit=MAX_DENSE_BITS)
+    return np.exp(log_prob(model, all_states(model.n_visible)))
+
+
+def empirical_distribution(data):
+    r"""The empirical distribution :math:`q(v) = \frac{1}{N}\sum_n [v = v^{(n)}]`.
+
+    Parameters
+    ----------
+    data : array_like of shape (n_samples, n_visible)
+        Zeros and ones; ``n_visible`` at most ``MAX_DENSE_BITS``.
+
+    Returns
+    -------
+    ndarray of shape (2**n_visible,)
+        Probabilities in the order of :func:`all_states`.
+
+    Examples
+    --------
+    >>> empirical_distribution([[0, 1], [0, 1], [1, 1], [0, 0]]).tolist()
+    [0.25, 0.5, 0.0, 0.25]
+    """
+    arr = as_float_array(data, "data")
+    if arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(f"data must have shape (n_samples, n_visible), got {arr.shape}")
+    n_visible = arr.shape[1]
+    check_enumeration_size(n_visible, "empirical_distribution", limit=MAX_DENSE_BITS)
+    arr, _ = check_binary(arr, "data", n_visible, allow_1d=False)
+    counts = np.bincount(state_index(arr), minlength=2**n_visible)
+    return counts / arr.shape[0]
+
+
+def _check_distribution(q, name, size):
+    q = as_float_array(q, name)
+    if q.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), one entry per visible state, "
+                         f"got {q.shape}")
+    if not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise ValueError(f"{name} must hold finite, non-negative probabilities")
+    if abs(q.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1, got {q.sum()!r}")
+    return q
+
+
+def entropy(q):
+    r"""Shannon entropy :math:`H(q) = -\sum_v q(v) \log q(v)` in nats (with :math:`0 \log 0 = 0`).
+
+    Examples
+    --------
+    >>> round(float(entropy([0.5, 0.5, 0.0, 0.0])), 6)
+    0.693147
+    """
+    q = as_float_array(q, "q")
+    q = _check_distribution(q, "q", q.size if q.ndim == 1 else -1)
+    nz = q > 0
+    return float(-np.sum(q[nz] * np.log(q[nz])))
+
+
+def kl_divergence(q, model):
+    r"""Exact :math:`\mathrm{KL}(q \,\|\, p) = \sum_v q(v) \log q(v) - \sum_v q(v) \log p(v)`.
+
+    Parameters
+    ----------
+    q : array_like of shape (2**n_visible,)
+        A distribution over all visible states, in the order of
+        :func:`all_states` (for a data set, :func:`empirical_distribution`).
+    model : RBM
+
+    Returns
+    -------
+    float
+        Non-negative; zero only when ``q`` equals the model's ``p(v)``.
+
+    Notes
+    -----
+    The first sum is :math:`-H(q)` and does not depend on the model, so
+    :math:`\mathrm{KL}(q\|p) = -H(q) - \langle \log p \rangle_q`: minimising
+    it over the parameters maximises the mean log-likelihood.
+    """
+    _check_model(model)
+    check_enumeration_size(model.n_visible, "kl_divergence", limit=MAX_DENSE_BITS)
+    q = _check_distribution(q, "q", 2**model.n_visible)
+    nz = q > 0
+    log_p = log_prob(model, all_states(model.n_visible)[nz])
+    return float(np.sum(q[nz] * (np.log(q[nz]) - log_p)))
+
+
+def data_expectations(model, data):
+    r"""Moments under the data with the hidden units inferred: :math:`q(v)\,p(h \mid v)`.
+
+    Uses :math:`p(h_j = 1 \mid v)` in place of :math:`h_j` (exact, as
+    :math:`h_j` enters linearly).
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible)
+
+    Returns
+    -------
+    Expectations
+    """
+    _check_model(model)
+    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    P = model.prob_h_given_v(data)
+    n = data.shape[0]
+    return Expectations(vh=data.T @ P / n, v=data.mean(axis=0), h=P.mean(axis=0))
+
+
+def model_expectations(model, *, layer=None, chunk_size=None):
+    r"""Exact moments under the model: :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`, :math:`\langle h\rangle`.
+
+    One chunked pass over the smaller layer, with the other layer's
+    conditional means in closed form.
+
+    Parameters
+    ----------
+    model : RBM
+    layer, chunk_size
+        As in :func:`log_partition`.
+
+    Returns
+    -------
+    Expectations
+    """
+    _check_model(model)
+    return _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size)[1]
+
+
+def gradient(model, data, *, layer=None, chunk_size=None):
+    r"""Exact gradient of the mean log-likelihood: data term minus model term.
+
+    .. math::
+        \frac{\partial \bar\ell}{\partial W} = \langle v h^\top\rangle_\text{data}
+        - \langle v h^\top\rangle_\text{model},\quad
+        \frac{\partial \bar\ell}{\partial b} = \langle v\rangle_\text{data} - \langle v\rangle_\text{model},\quad
+        \frac{\partial \bar\ell}{\partial c} = \langle h\rangle_\text{data} - \langle h\rangle_\text{model}.
+
+    This is the ascent direction: a small step along it raises
+    :func:`log_likelihood`.
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible)
+    layer, chunk_size
+        As in :func:`log_partition`.
+
+    Returns
+    -------
+    Gradient
+        Fields ``W``, ``b``, ``c`` shaped like the parameters.
+    """
+    pos = data_expectations(model, data)
+    neg = model_expectations(model, layer=layer, chunk_size=chunk_size)
+    return Gradient(W=pos.vh - neg.vh, b=pos.v - neg.v, c=pos.h - neg.h)

