@@ -7,7 +7,6 @@ STAMP := $(VENV)/.installed
 
 # Printing sets of strings or SymPy symbols is only reproducible with a fixed hash seed.
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))

@@ -95,7 +95,7 @@ def check_binary(x, name, width, allow_1d=True):
     if bad.any():
         row, col = np.argwhere(bad)[0]
         raise ValueError(
-            f"{name} must hold only 0 and 1, found {arr2[row, col]!r} at row {row}, column {col}"
+            f"{name} must hold only 0 and 1, found {float(arr2[row, col]):g} at row {row}, column {col}"
         )
     return arr2, single
 

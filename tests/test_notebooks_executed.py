@@ -1,0 +1,65 @@
+"""Every committed notebook is executed, clean and deterministic in its form.
+
+nbval skips cells that were never executed, so a notebook committed without
+outputs would pass it silently; these tests close that gap.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+TOC = (ROOT / "_toc.yml").read_text()
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "chapters/ holds no notebooks"
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def notebook(request):
+    return request.param, json.loads(request.param.read_text())
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+
+
+def test_every_code_cell_is_executed_in_order(notebook):
+    path, nb = notebook
+    counts = [c["execution_count"] for c in code_cells(nb)]
+    assert None not in counts, f"{path.name}: a code cell was never executed"
+    assert counts == list(range(1, len(counts) + 1)), f"{path.name}: not run top to bottom once"
+
+
+def test_no_committed_error_output(notebook):
+    path, nb = notebook
+    for cell in code_cells(nb):
+        for out in cell["outputs"]:
+            assert out["output_type"] != "error", f"{path.name}: error output {out.get('ename')}"
+            assert out.get("name") != "stderr", f"{path.name}: stderr output {out.get('text')}"
+
+
+def test_no_timing_metadata_or_machine_paths(notebook):
+    path, nb = notebook
+    machine_path = re.compile(r"(/tmp/|/root/|/work/|/home/|site-packages|0x[0-9a-f]{8,})")
+    for cell in nb["cells"]:
+        assert "execution" not in cell.get("metadata", {}), f"{path.name}: timing metadata"
+        assert "ExecuteTime" not in cell.get("metadata", {}), f"{path.name}: timing metadata"
+        for out in cell.get("outputs", []):
+            found = machine_path.search(json.dumps(out))
+            assert not found, f"{path.name}: output holds {found.group(0)!r}"
+
+
+def test_first_cell_is_a_title(notebook):
+    path, nb = notebook
+    first = nb["cells"][0]
+    assert first["cell_type"] == "markdown" and "".join(first["source"]).startswith("# ")
+
+
+def test_listed_in_table_of_contents(notebook):
+    path, _ = notebook
+    assert f"chapters/{path.stem}" in TOC, f"{path.name} is not in _toc.yml"

@@ -1,0 +1,45 @@
+"""Execute notebooks in place, deterministically, without per-cell timing metadata.
+
+Usage: python tools/execute_notebooks.py chapters/*.ipynb
+
+Each notebook runs top to bottom in a fresh kernel of the current Python,
+with PYTHONHASHSEED=0 and the notebook's folder as working directory.
+Execution timestamps are not recorded, so re-running an unchanged
+notebook leaves no diff.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def execute(path):
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=900,
+        kernel_name="python3",
+        record_timing=False,
+        resources={"metadata": {"path": str(Path(path).parent)}},
+    )
+    client.execute()
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("ExecuteTime", None)
+    nbformat.write(nb, path)
+
+
+def main(paths):
+    if not paths:
+        raise SystemExit("usage: python tools/execute_notebooks.py NOTEBOOK [NOTEBOOK ...]")
+    os.environ["PYTHONHASHSEED"] = "0"
+    for path in paths:
+        print(f"executing {path}", flush=True)
+        execute(path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
