@@ -36,7 +36,7 @@ test-package: $(STAMP)
 	$(PY) -m pytest -n 2
 
 test-notebooks: $(STAMP)
-	$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -p no:doctest chapters
+	$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" chapters
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
