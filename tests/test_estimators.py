@@ -30,6 +30,17 @@ def model():
     return RBM.random(6, 4, scale=1.0, bias_scale=1.0, distribution="uniform", rng=20240521)
 
 
+def _t_bound():
+    """Two-sided t quantile for familywise significance 0.001 over all entries (Bonferroni)."""
+    return stats.t.ppf(1 - 0.001 / (2 * N_ENTRIES), df=BATCHES - 1)
+
+
+def _max_abs_z(estimates, expected):
+    se = estimates.std(axis=0, ddof=1) / np.sqrt(BATCHES)
+    assert np.all(se > 0)
+    return np.max(np.abs((estimates.mean(axis=0) - expected) / se))
+
+
 def _batch_estimates(model, k, use_probabilities, seed):
     rng = np.random.default_rng(seed)
     repeated = np.tile(DATA, (REPEATS, 1))
@@ -46,20 +57,31 @@ def test_mean_of_cd_draws_matches_the_exact_cd_expectation(model, k, use_probabi
     entry two-sided at 0.001 / 34), with BATCHES - 1 degrees of freedom.
     """
     estimates = _batch_estimates(model, k, use_probabilities, seed=1000 * k + use_probabilities)
-    expected = cd_expected_gradient(model, DATA, k).flat()
-    se = estimates.std(axis=0, ddof=1) / np.sqrt(BATCHES)
-    assert np.all(se > 0)
-    z = (estimates.mean(axis=0) - expected) / se
-    bound = stats.t.ppf(1 - 0.001 / (2 * N_ENTRIES), df=BATCHES - 1)
-    assert np.max(np.abs(z)) < bound
+    assert _max_abs_z(estimates, cd_expected_gradient(model, DATA, k).flat()) < _t_bound()
+
+
+@pytest.mark.parametrize("use_probabilities", [True, False])
+@pytest.mark.parametrize("k", [2, 3])
+def test_cd_draws_on_a_slowly_mixing_model_match_the_expectation_of_their_own_k(
+        k, use_probabilities):
+    """The number of steps matters here, and an off-by-one in k is detected.
+
+    The fixture's chain mixes so fast (second eigenvalue of T about 0.14)
+    that CD-2 and CD-3 differ by only 0.002 in expectation; with weights
+    of scale 3 they differ by 0.04, about 20 standard errors.  Same t-test
+    as above (familywise 0.001): accepted for k, rejected for k - 1.
+    """
+    model = RBM.random(6, 4, scale=3.0, bias_scale=1.0, distribution="uniform", rng=20240521)
+    estimates = _batch_estimates(model, k, use_probabilities, seed=2000 + k)
+    assert _max_abs_z(estimates, cd_expected_gradient(model, DATA, k).flat()) < _t_bound()
+    assert _max_abs_z(estimates, cd_expected_gradient(model, DATA, k - 1).flat()) > _t_bound()
 
 
 def test_mean_of_cd_draws_detects_a_wrong_k(model):
     """The same test has power: CD-1 draws are rejected against the CD-10 expectation."""
     estimates = _batch_estimates(model, 1, True, seed=5)
     wrong = cd_expected_gradient(model, DATA, 10).flat()
-    z = (estimates.mean(axis=0) - wrong) / (estimates.std(axis=0, ddof=1) / np.sqrt(BATCHES))
-    assert np.max(np.abs(z)) > stats.t.ppf(1 - 0.001 / (2 * N_ENTRIES), df=BATCHES - 1)
+    assert _max_abs_z(estimates, wrong) > _t_bound()
 
 
 def test_probabilities_have_lower_total_variance_than_sampled_hidden_states(model):
