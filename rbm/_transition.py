@@ -79,8 +79,8 @@ def gibbs_transition_matrix(model):
     ndarray of shape (2**n_visible, 2**n_visible)
         Row-stochastic, rows and columns in the order of
         :func:`rbm.exact.all_states`.  Its stationary distribution is
-        :func:`rbm.exact.visible_distribution`.  Memory grows as
-        ``4**n_visible`` (2 GiB at the limit).
+        :func:`rbm.exact.visible_distribution`.  It and the two conditional
+        matrices it is built from each take up to 2 GiB at the size limit.
 
     Raises
     ------

@@ -32,6 +32,16 @@ from rbm.sampling import gibbs_chain
 __all__ = ["cd_gradient", "PersistentCD"]
 
 
+_INITS = ("data", "uniform")
+
+
+def _check_init(init):
+    """The initialisation of persistent chains, one of ``_INITS``."""
+    if init not in _INITS:
+        raise ValueError(f"init must be 'data' or 'uniform', got {init!r}")
+    return init
+
+
 def _bernoulli(p, rng):
     """Independent 0/1 draws with success probabilities `p`."""
     return (rng.random(p.shape) < p).astype(float)
@@ -157,10 +167,8 @@ class PersistentCD:
         self.n_chains = check_positive_int(n_chains, "n_chains")
         self.k = check_positive_int(k, "k")
         self.rng = check_rng(rng)
-        if init not in ("data", "uniform"):
-            raise ValueError(f"init must be 'data' or 'uniform', got {init!r}")
         self.use_probabilities = bool(use_probabilities)
-        self.init = init
+        self.init = _check_init(init)
         self.chains = None
 
     def __repr__(self):

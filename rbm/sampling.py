@@ -85,13 +85,16 @@ def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
     v2, single = check_binary(v0, "v0", model.n_visible)
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
-    states = [v2]
+    v = v2
+    trajectory = [v2]
     for _ in range(k):
-        states.append(gibbs_step(model, states[-1], rng))
+        v = gibbs_step(model, v, rng)
+        if return_trajectory:  # otherwise only the current state is held
+            trajectory.append(v)
     if return_trajectory:
-        trajectory = np.stack(states)
-        return trajectory[:, 0, :] if single else trajectory
-    return states[-1][0] if single else states[-1]
+        stacked = np.stack(trajectory)
+        return stacked[:, 0, :] if single else stacked
+    return v[0] if single else v
 
 
 def sample_model(model, n_chains, n_steps, rng, v0=None):

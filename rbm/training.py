@@ -24,7 +24,7 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
-from rbm.estimators import PersistentCD, cd_gradient
+from rbm.estimators import PersistentCD, _check_init, cd_gradient
 from rbm.exact import _check_model
 from rbm.exact import gradient as exact_gradient
 from rbm.exact import log_likelihood
@@ -80,11 +80,10 @@ class _PersistentEstimator:
     """The callable returned by :func:`pcd`: one :class:`PersistentCD`, created on the first call."""
 
     def __init__(self, n_chains, k, use_probabilities, init):
+        # Checked here so that a bad argument fails at once, not at the first update.
         self._args = dict(n_chains=check_positive_int(n_chains, "n_chains"),
                           k=check_positive_int(k, "k"),
-                          use_probabilities=use_probabilities, init=init)
-        if init not in ("data", "uniform"):
-            raise ValueError(f"init must be 'data' or 'uniform', got {init!r}")
+                          use_probabilities=use_probabilities, init=_check_init(init))
         self.persistent = None
 
     def __call__(self, model, batch, rng):

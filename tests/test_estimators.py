@@ -68,7 +68,7 @@ def test_cd_draws_on_a_slowly_mixing_model_match_the_expectation_of_their_own_k(
 
     The fixture's chain mixes so fast (second eigenvalue of T about 0.14)
     that CD-2 and CD-3 differ by only 0.002 in expectation; with weights
-    of scale 3 they differ by 0.04, about 20 standard errors.  Same t-test
+    of scale 3 they differ by 0.04, tens of standard errors.  Same t-test
     as above (familywise 0.001): accepted for k, rejected for k - 1.
     """
     model = RBM.random(6, 4, scale=3.0, bias_scale=1.0, distribution="uniform", rng=20240521)
@@ -87,7 +87,7 @@ def test_mean_of_cd_draws_detects_a_wrong_k(model):
 def test_probabilities_have_lower_total_variance_than_sampled_hidden_states(model):
     """Same expectation (tested above), smaller summed per-entry variance, for CD-1.
 
-    The measured ratio is about 0.34; its sampling error with 250 batches
+    The measured ratio is about 0.37; its sampling error with 250 batches
     is a few percent, so the bound ratio < 1 is far from the noise.
     """
     var_prob = _batch_estimates(model, 1, True, seed=11).var(axis=0, ddof=1).sum()
