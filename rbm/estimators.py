@@ -156,6 +156,8 @@ class PersistentCD:
     >>> from rbm import RBM
     >>> model = RBM.random(4, 3, scale=0.5, rng=0)
     >>> pcd = PersistentCD(n_chains=10, k=1, rng=1)
+    >>> pcd
+    PersistentCD(n_chains=10, k=1, use_probabilities=True, init='data')
     >>> pcd.chains is None
     True
     >>> g = pcd.gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]])
