@@ -8,12 +8,31 @@ exact
     Exact log Z, likelihoods, distributions, KL and gradients by enumeration.
 special
     Stable softplus, sigmoid and log-sum-exp.
+sampling
+    Block Gibbs steps, chains and many-chain sampling of the model.
+estimators
+    Contrastive divergence (CD-k) and persistent CD gradient estimates.
+training
+    Mini-batch gradient ascent with any estimator, tracking the exact likelihood.
+datasets
+    Bars and stripes, and the binarised scikit-learn digits.
 """
 
-from rbm import exact
+from rbm import datasets, estimators, exact, sampling, training
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
 
 __version__ = "0.1.0"
 
-__all__ = ["RBM", "Gradient", "exact", "softplus", "sigmoid", "logsumexp"]
+__all__ = [
+    "RBM",
+    "Gradient",
+    "exact",
+    "sampling",
+    "estimators",
+    "training",
+    "datasets",
+    "softplus",
+    "sigmoid",
+    "logsumexp",
+]

@@ -1,0 +1,183 @@
+r"""The exact Gibbs transition of a small RBM, and the exact expectation of CD-k.
+
+The visible states of block Gibbs sampling form a Markov chain with
+
+.. math:: T(v, v') = \sum_h p(h \mid v)\, p(v' \mid h),
+
+that is ``T = A @ B`` with :math:`A_{vh} = p(h \mid v)` of shape
+``(2**n_visible, 2**n_hidden)`` and :math:`B_{hv'} = p(v' \mid h)` of
+shape ``(2**n_hidden, 2**n_visible)``.  Both layers are enumerated, so
+both are limited to ``MAX_TRANSITION_BITS`` units.  States are ordered
+as in :func:`rbm.exact.all_states`.
+"""
+
+import numpy as np
+
+from rbm._validation import check_binary, check_enumeration_size, check_positive_int
+from rbm.exact import (
+    _check_model,
+    _states,
+    all_states,
+    data_expectations,
+    empirical_distribution,
+)
+from rbm.model import Gradient
+from rbm.special import softplus
+
+__all__ = ["MAX_TRANSITION_BITS", "gibbs_transition_matrix", "cd_expected_gradient"]
+
+# Each layer is enumerated in full: at 14 units a (2**14, 2**14) float64
+# matrix already takes 2 GiB.
+MAX_TRANSITION_BITS = 14
+# Entries of a conditional-probability block built at once: 16 MiB of float64.
+_CHUNK_ELEMENTS = 2**21
+
+
+def _check_sizes(model, what):
+    for name, n in (("n_visible", model.n_visible), ("n_hidden", model.n_hidden)):
+        check_enumeration_size(n, f"{what} with {name}={n}", limit=MAX_TRANSITION_BITS)
+
+
+def _conditional(pre, targets):
+    r"""Matrix of :math:`p(y \mid x)` for rows of pre-activations and all target states.
+
+    For factorised Bernoulli units with pre-activations :math:`a`,
+    :math:`\log p(y \mid x) = y^\top a - \sum_j \operatorname{softplus}(a_j)`;
+    working in log-space keeps every entry accurate for any weights.
+    """
+    return np.exp(pre @ targets.T - softplus(pre).sum(axis=1, keepdims=True))
+
+
+def _push(r, M, bias, chunk_size):
+    r"""Distribution of the next layer, :math:`s(y) = \sum_x r(x)\, p(y \mid x)`.
+
+    The source layer has ``M.shape[0]`` units and :math:`p(y_j = 1 \mid x) =
+    \sigma((x^\top M)_j + \text{bias}_j)`.  Source states are taken in chunks
+    so that the full conditional matrix is never held.
+    """
+    n_in, n_out = M.shape
+    targets = all_states(n_out)
+    out = np.zeros(2**n_out)
+    for start in range(0, 2**n_in, chunk_size):
+        stop = min(start + chunk_size, 2**n_in)
+        out += r[start:stop] @ _conditional(_states(start, stop, n_in) @ M + bias, targets)
+    return out
+
+
+def gibbs_transition_matrix(model):
+    r"""The exact transition matrix of block Gibbs sampling on the visible states.
+
+    .. math:: T(v, v') = \sum_h p(h \mid v)\, p(v' \mid h).
+
+    Parameters
+    ----------
+    model : RBM
+        With ``n_visible`` and ``n_hidden`` each at most ``MAX_TRANSITION_BITS``.
+
+    Returns
+    -------
+    ndarray of shape (2**n_visible, 2**n_visible)
+        Row-stochastic, rows and columns in the order of
+        :func:`rbm.exact.all_states`.  Its stationary distribution is
+        :func:`rbm.exact.visible_distribution`.  It and the two conditional
+        matrices it is built from each take up to 2 GiB at the size limit.
+
+    Raises
+    ------
+    ValueError
+        If either layer has more than ``MAX_TRANSITION_BITS`` units.
+
+    Examples
+    --------
+    >>> from rbm import RBM, exact
+    >>> model = RBM.random(3, 2, scale=1.0, rng=0)
+    >>> T = gibbs_transition_matrix(model)
+    >>> T.shape, bool(np.allclose(T.sum(axis=1), 1.0))
+    ((8, 8), True)
+    >>> p = exact.visible_distribution(model)
+    >>> bool(np.allclose(p @ T, p))
+    True
+    """
+    _check_model(model)
+    _check_sizes(model, "gibbs_transition_matrix")
+    V = all_states(model.n_visible)
+    H = all_states(model.n_hidden)
+    A = _conditional(V @ model.W + model.c, H)
+    B = _conditional(H @ model.W.T + model.b, V)
+    return A @ B
+
+
+def cd_expected_gradient(model, data, k, *, chunk_size=None):
+    r"""The exact expectation of the CD-k gradient estimate, by enumeration.
+
+    CD-k starts one chain at each data row, so after ``k`` Gibbs steps the
+    visible states are distributed as :math:`r_k = q\,T^k`, with ``q`` the
+    empirical distribution of the data and ``T`` the Gibbs transition
+    (applied as :math:`r \to r A \to (r A) B`, never forming ``T``).  Then
+
+    .. math::
+        \mathbb{E}[\Delta W] = \langle v\, p(h{=}1 \mid v)^\top\rangle_q
+            - \sum_{v'} r_k(v')\, v'\, p(h{=}1 \mid v')^\top,
+
+    and likewise :math:`\Delta b` with :math:`v` and :math:`\Delta c` with
+    :math:`p(h{=}1 \mid v)`.  This is the expectation of
+    :func:`rbm.estimators.cd_gradient` with either ``use_probabilities``
+    setting (the hidden units enter linearly).  As ``k`` grows,
+    :math:`r_k \to p(v)` for a mixing chain and the result tends to
+    :func:`rbm.exact.gradient`; the difference at finite ``k`` is the
+    bias of CD-k.
+
+    Parameters
+    ----------
+    model : RBM
+        With ``n_visible`` and ``n_hidden`` each at most ``MAX_TRANSITION_BITS``.
+    data : array_like of shape (n_samples, n_visible)
+        Zeros and ones.
+    k : int
+        Number of Gibbs steps, at least 1.
+    chunk_size : int, optional
+        Source states per block of conditional probabilities; by default a
+        block holds about 2**21 numbers (16 MiB).
+
+    Returns
+    -------
+    Gradient
+
+    Raises
+    ------
+    ValueError
+        If either layer has more than ``MAX_TRANSITION_BITS`` units, if
+        ``k < 1``, or if `data` is not binary with ``n_visible`` columns.
+
+    Notes
+    -----
+    Each step costs :math:`O(2^{n_\text{visible} + n_\text{hidden}}
+    (n_\text{visible} + n_\text{hidden}))` operations.
+
+    Examples
+    --------
+    >>> from rbm import RBM, exact
+    >>> model = RBM.random(4, 3, scale=0.1, rng=0)
+    >>> data = [[1, 0, 1, 0], [0, 1, 0, 1]]
+    >>> bias = cd_expected_gradient(model, data, k=50) - exact.gradient(model, data)
+    >>> bias.max_abs() < 1e-10  # weak weights mix fast
+    True
+    """
+    _check_model(model)
+    _check_sizes(model, "cd_expected_gradient")
+    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    k = check_positive_int(k, "k")
+    if chunk_size is None:
+        chunk_size = max(1, _CHUNK_ELEMENTS // 2 ** max(model.n_visible, model.n_hidden))
+    else:
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
+
+    r = empirical_distribution(data)
+    for _ in range(k):
+        s = _push(r, model.W, model.c, chunk_size)
+        r = _push(s, model.W.T, model.b, chunk_size)
+
+    V = all_states(model.n_visible)
+    P = model.prob_h_given_v(V)
+    pos = data_expectations(model, data)
+    return Gradient(W=pos.vh - (V * r[:, None]).T @ P, b=pos.v - r @ V, c=pos.h - r @ P)

@@ -1,0 +1,224 @@
+r"""Sampling estimates of the log-likelihood gradient: contrastive divergence (CD-k) and persistent CD.
+
+The exact gradient of the mean log-likelihood (:func:`rbm.exact.gradient`)
+is a data term minus a model term,
+
+.. math::
+    \frac{\partial \bar\ell}{\partial W} = \langle v h^\top\rangle_\text{data}
+    - \langle v h^\top\rangle_\text{model},
+
+and likewise for ``b`` (with :math:`v`) and ``c`` (with :math:`h`).  The
+estimators here keep the data term and replace the model term by
+statistics of short Gibbs chains: started at the data (CD-k) or kept
+between calls (persistent CD).  Both return a :class:`rbm.Gradient` in the
+ascent direction.
+
+The **hidden statistic** can be the sampled :math:`h` or its conditional
+mean :math:`p(h{=}1 \mid v)`.  Both have the same expectation, because
+:math:`h` enters the statistics linearly and
+:math:`\mathbb{E}[h \mid v] = p(h{=}1 \mid v)`; the probabilities are the
+default because they remove the sampling noise of :math:`h` given
+:math:`v` (Rao-Blackwellisation).  The visible states of the chains are
+always sampled.
+"""
+
+import numpy as np
+
+from rbm._validation import check_binary, check_positive_int, check_rng
+from rbm.exact import _check_model
+from rbm.model import Gradient
+from rbm.sampling import gibbs_chain
+
+__all__ = ["cd_gradient", "PersistentCD"]
+
+
+_INITS = ("data", "uniform")
+
+
+def _check_init(init):
+    """The initialisation of persistent chains, one of ``_INITS``."""
+    if init not in _INITS:
+        raise ValueError(f"init must be 'data' or 'uniform', got {init!r}")
+    return init
+
+
+def _bernoulli(p, rng):
+    """Independent 0/1 draws with success probabilities `p`."""
+    return (rng.random(p.shape) < p).astype(float)
+
+
+def _statistics(v, h):
+    r"""Means :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`, :math:`\langle h\rangle` over rows."""
+    n = v.shape[0]
+    return v.T @ h / n, v.mean(axis=0), h.mean(axis=0)
+
+
+def _difference(positive, negative):
+    return Gradient(*(pos - neg for pos, neg in zip(positive, negative)))
+
+
+def cd_gradient(model, data, k, rng, *, use_probabilities=True):
+    r"""The CD-k estimate of the gradient of the mean log-likelihood.
+
+    One chain starts at each data row :math:`v_0`:
+    :math:`h_0 \sim p(h \mid v_0)`, then for :math:`t = 1, \dots, k`:
+    :math:`v_t \sim p(v \mid h_{t-1})`, :math:`h_t \sim p(h \mid v_t)`.
+    The estimate is
+
+    .. math::
+        \Delta W = \langle v_0 \tilde h_0^\top \rangle - \langle v_k \tilde h_k^\top\rangle,\quad
+        \Delta b = \langle v_0\rangle - \langle v_k\rangle,\quad
+        \Delta c = \langle \tilde h_0\rangle - \langle \tilde h_k\rangle,
+
+    averaged over the data rows, where :math:`\tilde h_t` is
+    :math:`p(h{=}1 \mid v_t)` (``use_probabilities=True``) or the sample
+    :math:`h_t` (``False``).  Its exact expectation is
+    :func:`rbm._transition.cd_expected_gradient`; it is biased for the true
+    gradient at finite ``k``.
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible)
+        Zeros and ones; each row starts one chain.
+    k : int
+        Number of Gibbs steps, at least 1.
+    rng : numpy.random.Generator or int
+    use_probabilities : bool, default True
+        Use :math:`p(h{=}1 \mid v)` in place of the sampled hidden states
+        in the statistics.  This is the default because it has the same
+        expectation and removes the noise of sampling ``h`` given ``v``.
+        The chain itself is always driven by the sampled :math:`h_0`.
+
+    Returns
+    -------
+    Gradient
+        The estimate, in the ascent direction (like :func:`rbm.exact.gradient`).
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> model = RBM.random(4, 3, scale=0.5, rng=0)
+    >>> g = cd_gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]], k=1, rng=1)
+    >>> g.W.shape, g.b.shape, g.c.shape
+    ((4, 3), (4,), (3,))
+    """
+    _check_model(model)
+    v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    k = check_positive_int(k, "k")
+    rng = check_rng(rng)
+
+    p0 = model.prob_h_given_v(v0)
+    h = _bernoulli(p0, rng)
+    h0 = h
+    for t in range(k):
+        v = model.sample_v_given_h(h, rng)
+        if t < k - 1:  # h_k is drawn below, only when the statistics need it
+            h = model.sample_h_given_v(v, rng)
+    pk = model.prob_h_given_v(v)
+    if use_probabilities:
+        return _difference(_statistics(v0, p0), _statistics(v, pk))
+    return _difference(_statistics(v0, h0), _statistics(v, _bernoulli(pk, rng)))
+
+
+class PersistentCD:
+    r"""Persistent contrastive divergence (PCD): Gibbs chains kept between gradient estimates.
+
+    Each call of :meth:`gradient` advances the stored fantasy chains by
+    ``k`` block Gibbs steps under the *current* model and uses their states
+    for the model term, so over many small parameter updates the chains
+    stay close to the model distribution instead of restarting at the data.
+
+    Parameters
+    ----------
+    n_chains : int
+        Number of persistent chains, at least 1.
+    k : int
+        Gibbs steps per call, at least 1.
+    rng : numpy.random.Generator or int
+        Used for the initialisation and every step.
+    use_probabilities : bool, default True
+        As in :func:`cd_gradient`: use :math:`p(h{=}1 \mid v)` instead of
+        sampled hidden states in both statistics (same expectation, less
+        noise).
+    init : {"data", "uniform"}, default "data"
+        How the chains start, on the first call: ``"data"`` draws
+        ``n_chains`` rows of that call's data uniformly with replacement;
+        ``"uniform"`` draws every unit as a fair coin.
+
+    Attributes
+    ----------
+    chains : ndarray of shape (n_chains, n_visible) or None
+        The chains' current visible states; ``None`` until the first call.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> model = RBM.random(4, 3, scale=0.5, rng=0)
+    >>> pcd = PersistentCD(n_chains=10, k=1, rng=1)
+    >>> pcd
+    PersistentCD(n_chains=10, k=1, use_probabilities=True, init='data')
+    >>> pcd.chains is None
+    True
+    >>> g = pcd.gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]])
+    >>> pcd.chains.shape
+    (10, 4)
+    """
+
+    def __init__(self, n_chains, k, rng, *, use_probabilities=True, init="data"):
+        self.n_chains = check_positive_int(n_chains, "n_chains")
+        self.k = check_positive_int(k, "k")
+        self.rng = check_rng(rng)
+        self.use_probabilities = bool(use_probabilities)
+        self.init = _check_init(init)
+        self.chains = None
+
+    def __repr__(self):
+        return (f"PersistentCD(n_chains={self.n_chains}, k={self.k}, "
+                f"use_probabilities={self.use_probabilities}, init={self.init!r})")
+
+    def gradient(self, model, data):
+        r"""Advance the chains `k` steps and return the PCD gradient estimate.
+
+        .. math::
+            \Delta W = \langle v \tilde h^\top\rangle_\text{data}
+            - \langle v \tilde h^\top\rangle_\text{chains},
+
+        and likewise for ``b`` and ``c``, with :math:`\tilde h` as in
+        :func:`cd_gradient`.  The chains are advanced first, with
+        ``gibbs_chain(model, self.chains, self.k, self.rng)``, and the
+        model term uses their new states.
+
+        Parameters
+        ----------
+        model : RBM
+            Its ``n_visible`` must match the chains'.
+        data : array_like of shape (n_samples, n_visible)
+            Zeros and ones.
+
+        Returns
+        -------
+        Gradient
+        """
+        _check_model(model)
+        v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+        if self.chains is None:
+            if self.init == "data":
+                start = v0[self.rng.integers(0, v0.shape[0], size=self.n_chains)]
+            else:
+                start = _bernoulli(np.full((self.n_chains, model.n_visible), 0.5), self.rng)
+        elif self.chains.shape[1] != model.n_visible:
+            raise ValueError(
+                f"model has n_visible={model.n_visible}, but the persistent chains have "
+                f"{self.chains.shape[1]} visible units"
+            )
+        else:
+            start = self.chains
+        self.chains = gibbs_chain(model, start, self.k, self.rng)
+
+        p0 = model.prob_h_given_v(v0)
+        pk = model.prob_h_given_v(self.chains)
+        if self.use_probabilities:
+            return _difference(_statistics(v0, p0), _statistics(self.chains, pk))
+        return _difference(_statistics(v0, _bernoulli(p0, self.rng)),
+                           _statistics(self.chains, _bernoulli(pk, self.rng)))

@@ -1,0 +1,201 @@
+"""CD-k and persistent CD: unbiased for their exact expectations, reproducible, persistent."""
+
+import copy
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rbm import RBM, Gradient, exact
+from rbm._transition import cd_expected_gradient
+from rbm.estimators import PersistentCD, cd_gradient
+from rbm.sampling import gibbs_chain
+
+DATA = np.array([
+    [1, 1, 0, 0, 1, 0],
+    [0, 1, 1, 0, 0, 1],
+    [1, 0, 1, 1, 0, 0],
+    [0, 0, 0, 1, 1, 1],
+    [1, 1, 0, 0, 1, 0],
+], dtype=float)
+N_ENTRIES = 6 * 4 + 6 + 4
+# Draws are grouped: each call of cd_gradient on the data repeated REPEATS
+# times averages REPEATS independent draws of the estimate, and the
+# BATCHES call results are independent and identically distributed.
+REPEATS, BATCHES = 40, 250
+
+
+@pytest.fixture
+def model():
+    return RBM.random(6, 4, scale=1.0, bias_scale=1.0, distribution="uniform", rng=20240521)
+
+
+def _t_bound():
+    """Two-sided t quantile for familywise significance 0.001 over all entries (Bonferroni)."""
+    return stats.t.ppf(1 - 0.001 / (2 * N_ENTRIES), df=BATCHES - 1)
+
+
+def _max_abs_z(estimates, expected):
+    se = estimates.std(axis=0, ddof=1) / np.sqrt(BATCHES)
+    assert np.all(se > 0)
+    return np.max(np.abs((estimates.mean(axis=0) - expected) / se))
+
+
+def _batch_estimates(model, k, use_probabilities, seed):
+    rng = np.random.default_rng(seed)
+    repeated = np.tile(DATA, (REPEATS, 1))
+    return np.array([cd_gradient(model, repeated, k, rng, use_probabilities=use_probabilities).flat()
+                     for _ in range(BATCHES)])
+
+
+@pytest.mark.parametrize("use_probabilities", [True, False])
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_mean_of_cd_draws_matches_the_exact_cd_expectation(model, k, use_probabilities):
+    """Per-entry t-tests of the mean against cd_expected_gradient.
+
+    Familywise significance 0.001 over the 34 entries (Bonferroni: each
+    entry two-sided at 0.001 / 34), with BATCHES - 1 degrees of freedom.
+    """
+    estimates = _batch_estimates(model, k, use_probabilities, seed=1000 * k + use_probabilities)
+    assert _max_abs_z(estimates, cd_expected_gradient(model, DATA, k).flat()) < _t_bound()
+
+
+@pytest.mark.parametrize("use_probabilities", [True, False])
+@pytest.mark.parametrize("k", [2, 3])
+def test_cd_draws_on_a_slowly_mixing_model_match_the_expectation_of_their_own_k(
+        k, use_probabilities):
+    """The number of steps matters here, and an off-by-one in k is detected.
+
+    The fixture's chain mixes so fast (second eigenvalue of T about 0.14)
+    that CD-2 and CD-3 differ by only 0.002 in expectation; with weights
+    of scale 3 they differ by 0.04, tens of standard errors.  Same t-test
+    as above (familywise 0.001): accepted for k, rejected for k - 1.
+    """
+    model = RBM.random(6, 4, scale=3.0, bias_scale=1.0, distribution="uniform", rng=20240521)
+    estimates = _batch_estimates(model, k, use_probabilities, seed=2000 + k)
+    assert _max_abs_z(estimates, cd_expected_gradient(model, DATA, k).flat()) < _t_bound()
+    assert _max_abs_z(estimates, cd_expected_gradient(model, DATA, k - 1).flat()) > _t_bound()
+
+
+def test_mean_of_cd_draws_detects_a_wrong_k(model):
+    """The same test has power: CD-1 draws are rejected against the CD-10 expectation."""
+    estimates = _batch_estimates(model, 1, True, seed=5)
+    wrong = cd_expected_gradient(model, DATA, 10).flat()
+    assert _max_abs_z(estimates, wrong) > _t_bound()
+
+
+def test_probabilities_have_lower_total_variance_than_sampled_hidden_states(model):
+    """Same expectation (tested above), smaller summed per-entry variance, for CD-1.
+
+    The measured ratio is about 0.37; its sampling error with 250 batches
+    is a few percent, so the bound ratio < 1 is far from the noise.
+    """
+    var_prob = _batch_estimates(model, 1, True, seed=11).var(axis=0, ddof=1).sum()
+    var_sampled = _batch_estimates(model, 1, False, seed=12).var(axis=0, ddof=1).sum()
+    assert var_prob / var_sampled < 1
+
+
+def test_cd_gradient_is_reproducible_from_a_seed(model):
+    a = cd_gradient(model, DATA, 2, rng=3)
+    b = cd_gradient(model, DATA, 2, rng=np.random.default_rng(3))
+    assert isinstance(a, Gradient)
+    np.testing.assert_array_equal(a.flat(), b.flat())
+
+
+def test_cd_negative_phase_samples_visible_states_and_averages_hidden_probabilities(model):
+    g = cd_gradient(model, DATA, 1, rng=4)
+    pos = exact.data_expectations(model, DATA)
+    n_neg_on = (pos.v - g.b) * len(DATA)  # counts of v_k units on: integers
+    hidden = (pos.h - g.c) * len(DATA)  # sums of p(h=1|v_k): not integers
+    np.testing.assert_allclose(n_neg_on, np.round(n_neg_on), rtol=0, atol=1e-12)
+    assert np.all(np.abs(hidden - np.round(hidden)) > 1e-6)
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_cd_refuses_k_below_one(model, k):
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        cd_gradient(model, DATA, k, rng=0)
+
+
+@pytest.mark.parametrize("data, message", [
+    (np.zeros((3, 4)), "data must have 6 columns"),
+    (np.full((2, 6), 2.0), "data must hold only 0 and 1"),
+    (np.zeros(6), r"data must have shape \(n_samples, 6\)"),
+])
+def test_cd_refuses_bad_data_by_name(model, data, message):
+    with pytest.raises(ValueError, match=message):
+        cd_gradient(model, data, 1, rng=0)
+
+
+def test_cd_refuses_a_bad_rng(model):
+    with pytest.raises(TypeError, match="rng must be"):
+        cd_gradient(model, DATA, 1, rng="seed")
+
+
+# -- persistent CD ---------------------------------------------------------
+
+def test_pcd_chains_start_lazily_from_the_first_data(model):
+    pcd = PersistentCD(n_chains=7, k=2, rng=8)
+    assert pcd.chains is None
+    replay = copy.deepcopy(pcd.rng)
+    pcd.gradient(model, DATA)
+    start = DATA[replay.integers(0, len(DATA), size=7)]
+    np.testing.assert_array_equal(pcd.chains, gibbs_chain(model, start, 2, replay))
+
+
+def test_pcd_uniform_initialisation_gives_chains_of_the_right_shape(model):
+    pcd = PersistentCD(n_chains=9, k=1, rng=8, init="uniform")
+    pcd.gradient(model, DATA)
+    assert pcd.chains.shape == (9, 6)
+    assert np.all(np.isin(pcd.chains, [0.0, 1.0]))
+
+
+@pytest.mark.parametrize("use_probabilities", [True, False])
+def test_pcd_chains_persist_between_calls(model, use_probabilities):
+    pcd = PersistentCD(n_chains=50, k=3, rng=9, use_probabilities=use_probabilities)
+    pcd.gradient(model, DATA)
+    after_first = pcd.chains.copy()
+    replay = copy.deepcopy(pcd.rng)
+    pcd.gradient(model, DATA[:2])  # other data: the chains do not restart
+    np.testing.assert_array_equal(pcd.chains, gibbs_chain(model, after_first, 3, replay))
+
+    fresh = PersistentCD(n_chains=50, k=3, rng=9, use_probabilities=use_probabilities)
+    fresh.gradient(model, DATA)
+    np.testing.assert_array_equal(fresh.chains, after_first)  # a fresh object starts over
+    assert not np.array_equal(fresh.chains, pcd.chains)
+
+
+def test_pcd_gradient_is_data_term_minus_chain_term(model):
+    pcd = PersistentCD(n_chains=20, k=1, rng=10)
+    g = pcd.gradient(model, DATA)
+    v = pcd.chains
+    ph_data, ph_chain = model.prob_h_given_v(DATA), model.prob_h_given_v(v)
+    np.testing.assert_allclose(g.W, DATA.T @ ph_data / 5 - v.T @ ph_chain / 20, atol=1e-15)
+    np.testing.assert_allclose(g.b, DATA.mean(0) - v.mean(0), atol=1e-15)
+    np.testing.assert_allclose(g.c, ph_data.mean(0) - ph_chain.mean(0), atol=1e-15)
+
+
+def test_pcd_refuses_a_model_of_another_size_once_chains_exist(model):
+    pcd = PersistentCD(n_chains=4, k=1, rng=0)
+    pcd.gradient(model, DATA)
+    other = RBM.random(5, 4, rng=0)
+    with pytest.raises(ValueError, match="n_visible=5"):
+        pcd.gradient(other, DATA[:, :5])
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(n_chains=10, k=0), ValueError, "k must be >= 1"),
+    (dict(n_chains=0, k=1), ValueError, "n_chains must be >= 1"),
+    (dict(n_chains=10, k=1, init="zeros"), ValueError, "init must be"),
+    (dict(n_chains=10, k=2.0), TypeError, "k must be an int"),
+])
+def test_pcd_refuses_bad_arguments_by_name(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        PersistentCD(rng=0, **kwargs)
+
+
+def test_pcd_refuses_bad_data_by_name(model):
+    pcd = PersistentCD(n_chains=4, k=1, rng=0)
+    with pytest.raises(ValueError, match="data must hold only 0 and 1"):
+        pcd.gradient(model, np.full((2, 6), 0.3))
+    assert pcd.chains is None

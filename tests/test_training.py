@@ -1,0 +1,183 @@
+"""Training: the update rule, shuffling, tracking, and that every estimator learns bars and stripes."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rbm import RBM, Gradient, exact
+from rbm.datasets import bars_and_stripes
+from rbm.training import (
+    MAX_TRACKING_BITS,
+    History,
+    cd,
+    pcd,
+    reconstruction_error,
+    train,
+)
+from rbm.training import exact as exact_estimator
+
+DATA = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 1]], float)
+
+
+@pytest.mark.parametrize("make_estimator", [lambda: cd(1), lambda: pcd(100, 1), exact_estimator],
+                         ids=["cd1", "pcd", "exact"])
+def test_training_on_3x3_bars_and_stripes_raises_the_exact_log_likelihood(make_estimator):
+    """1000 updates raise the mean log-likelihood by at least 1 nat.
+
+    The initial weights are tiny, so the start is close to the uniform
+    distribution (-9 log 2 = -6.24); the optimum is -log 14 = -2.64.
+    Across seeds 0..4 every estimator gained at least 1.3 nats.
+    """
+    data = bars_and_stripes(3)
+    model = RBM.random(9, 8, scale=0.01, rng=3)
+    history = train(model, data, make_estimator(), learning_rate=0.2, epochs=500, batch_size=7,
+                    rng=3, momentum=0.5, track_every=250)
+    assert history.updates == [0, 250, 500, 750, 1000]
+    assert abs(history.log_likelihood[0] + 9 * math.log(2)) < 0.01
+    assert history.log_likelihood[-1] > history.log_likelihood[0] + 1.0
+    assert history.reconstruction_error[-1] < history.reconstruction_error[0]
+
+
+def test_one_full_batch_update_follows_the_rule_with_weight_decay_on_w_only():
+    model = RBM.random(4, 3, scale=0.5, bias_scale=0.5, rng=1)
+    before = model.copy()
+    g = exact.gradient(before, DATA)
+    train(model, DATA, exact_estimator(), learning_rate=0.3, epochs=1, batch_size=5, rng=0,
+          weight_decay=0.1)
+    np.testing.assert_allclose(model.W, before.W + 0.3 * (g.W - 0.1 * before.W), atol=1e-15)
+    np.testing.assert_allclose(model.b, before.b + 0.3 * g.b, atol=1e-15)
+    np.testing.assert_allclose(model.c, before.c + 0.3 * g.c, atol=1e-15)
+
+
+def test_momentum_accumulates_a_velocity():
+    model = RBM.random(4, 3, scale=0.5, rng=2)
+    start = model.copy()
+    train(model, DATA, exact_estimator(), learning_rate=0.3, epochs=2, batch_size=5, rng=0,
+          momentum=0.9)
+    # By hand: u1 = lr g(x0), x1 = x0 + u1, u2 = 0.9 u1 + lr g(x1), x2 = x1 + u2.
+    u1 = 0.3 * exact.gradient(start, DATA)
+    middle = RBM(start.W + u1.W, start.b + u1.b, start.c + u1.c)
+    u2 = 0.9 * u1 + 0.3 * exact.gradient(middle, DATA)
+    np.testing.assert_allclose(model.W, middle.W + u2.W, atol=1e-14)
+    np.testing.assert_allclose(model.b, middle.b + u2.b, atol=1e-14)
+    np.testing.assert_allclose(model.c, middle.c + u2.c, atol=1e-14)
+
+
+def test_each_epoch_visits_a_fresh_shuffle_of_all_rows_in_batches():
+    data = bars_and_stripes(3)  # 14 distinct rows
+    seen = []
+
+    def recording(model, batch, rng):
+        seen.append(batch.copy())
+        return Gradient(np.zeros((9, 2)), np.zeros(9), np.zeros(2))
+
+    train(RBM.random(9, 2, rng=0), data, recording, learning_rate=0.1, epochs=2, batch_size=4,
+          rng=5)
+    assert [len(b) for b in seen] == [4, 4, 4, 2] * 2
+    epochs = [np.concatenate(seen[:4]), np.concatenate(seen[4:])]
+    for rows in epochs:
+        assert sorted(map(tuple, rows)) == sorted(map(tuple, data))
+    assert not np.array_equal(epochs[0], epochs[1])
+    assert not np.array_equal(epochs[0], data)
+
+
+def test_training_is_reproducible_from_a_seed():
+    models = [RBM.random(4, 3, scale=0.1, rng=0) for _ in range(2)]
+    for m in models:
+        train(m, DATA, cd(2), learning_rate=0.1, epochs=3, batch_size=2, rng=11)
+    np.testing.assert_array_equal(models[0].W, models[1].W)
+
+
+def test_tracking_records_the_start_every_interval_and_the_end():
+    model = RBM.random(4, 3, scale=0.1, rng=0)
+    history = train(model, DATA, cd(1), learning_rate=0.1, epochs=7, batch_size=5, rng=0,
+                    track_every=3)
+    assert isinstance(history, History)
+    assert history.updates == [0, 3, 6, 7]
+    assert len(history.log_likelihood) == len(history.reconstruction_error) == 4
+    assert history.log_likelihood[-1] == exact.log_likelihood(model, DATA)
+    assert history.reconstruction_error[-1] == reconstruction_error(model, DATA)
+
+
+def test_no_tracking_gives_an_empty_history():
+    history = train(RBM.random(4, 3, rng=0), DATA, cd(1), learning_rate=0.1, epochs=1,
+                    batch_size=5, rng=0)
+    assert history == History()
+
+
+def test_progress_false_prints_nothing_and_true_prints_a_line_per_epoch(capsys):
+    kwargs = dict(learning_rate=0.1, epochs=3, batch_size=5, rng=0, track_every=1)
+    train(RBM.random(4, 3, rng=0), DATA, cd(1), **kwargs)
+    assert capsys.readouterr().out == ""
+    train(RBM.random(4, 3, rng=0), DATA, cd(1), progress=True, **kwargs)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[-1].startswith("epoch 3/3: 3 updates, log-likelihood")
+
+
+def test_pcd_estimator_keeps_its_chains_across_training_runs():
+    estimator = pcd(10, 1)
+    model = RBM.random(4, 3, rng=0)
+    train(model, DATA, estimator, learning_rate=0.1, epochs=1, batch_size=5, rng=0)
+    persistent = estimator.persistent
+    chains = persistent.chains.copy()
+    train(model, DATA, estimator, learning_rate=0.1, epochs=1, batch_size=5, rng=1)
+    assert estimator.persistent is persistent
+    assert not np.array_equal(persistent.chains, chains)
+
+
+def test_reconstruction_error_is_one_deterministic_pass():
+    model = RBM.random(4, 3, scale=1.0, bias_scale=1.0, rng=4)
+    total = 0.0
+    for v in DATA:
+        ph = [1 / (1 + math.exp(-(model.c[j] + sum(model.W[i, j] * v[i] for i in range(4)))))
+              for j in range(3)]
+        for i in range(4):
+            pv = 1 / (1 + math.exp(-(model.b[i] + sum(model.W[i, j] * ph[j] for j in range(3)))))
+            total += (v[i] - pv) ** 2
+    assert reconstruction_error(model, DATA) == pytest.approx(total / DATA.size, abs=1e-14)
+
+
+def test_tracking_is_refused_for_models_too_large_to_enumerate():
+    n = MAX_TRACKING_BITS + 1
+    model = RBM(np.zeros((n, n)), np.zeros(n), np.zeros(n))
+    with pytest.raises(ValueError, match=r"min\(n_visible, n_hidden\) <= 20; got n_visible=21"):
+        train(model, np.zeros((2, n)), cd(1), learning_rate=0.1, epochs=1, batch_size=1, rng=0,
+              track_every=1)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(learning_rate=0.0), ValueError, "learning_rate"),
+    (dict(epochs=0), ValueError, "epochs must be >= 1"),
+    (dict(batch_size=0), ValueError, "batch_size must be >= 1"),
+    (dict(momentum=1.0), ValueError, r"momentum must be in \[0, 1\)"),
+    (dict(weight_decay=-0.1), ValueError, "weight_decay"),
+    (dict(track_every=0), ValueError, "track_every must be >= 1"),
+    (dict(rng=None), TypeError, "rng must be"),
+])
+def test_train_refuses_bad_arguments_by_name(kwargs, error, message):
+    args = dict(learning_rate=0.1, epochs=1, batch_size=2, rng=0) | kwargs
+    with pytest.raises(error, match=message):
+        train(RBM.random(4, 3, rng=0), DATA, cd(1), **args)
+
+
+def test_train_refuses_bad_data_and_estimators():
+    model = RBM.random(4, 3, rng=0)
+    args = dict(learning_rate=0.1, epochs=1, batch_size=2, rng=0)
+    with pytest.raises(ValueError, match="data must have 4 columns"):
+        train(model, np.zeros((3, 5)), cd(1), **args)
+    with pytest.raises(TypeError, match="estimator must be callable"):
+        train(model, DATA, "cd", **args)
+    with pytest.raises(TypeError, match="estimator must return an rbm.Gradient"):
+        train(model, DATA, lambda model, batch, rng: np.zeros(19), **args)
+
+
+@pytest.mark.parametrize("factory, message", [
+    (lambda: cd(0), "k must be >= 1"),
+    (lambda: pcd(0, 1), "n_chains must be >= 1"),
+    (lambda: pcd(5, 0), "k must be >= 1"),
+    (lambda: pcd(5, 1, init="ones"), "init must be"),
+])
+def test_estimator_factories_refuse_bad_arguments_at_once(factory, message):
+    with pytest.raises(ValueError, match=message):
+        factory()
