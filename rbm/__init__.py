@@ -6,6 +6,8 @@ model
     :class:`RBM` (energy, free energy, conditionals, sampling) and :class:`Gradient`.
 exact
     Exact log Z, likelihoods, distributions, KL and gradients by enumeration.
+transition
+    The exact Gibbs transition and the exact expectation of the CD-k estimate.
 special
     Stable softplus, sigmoid and log-sum-exp.
 sampling
@@ -18,7 +20,7 @@ datasets
     Bars and stripes, and the binarised scikit-learn digits.
 """
 
-from rbm import datasets, estimators, exact, sampling, training
+from rbm import datasets, estimators, exact, sampling, training, transition
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
 
@@ -28,6 +30,7 @@ __all__ = [
     "RBM",
     "Gradient",
     "exact",
+    "transition",
     "sampling",
     "estimators",
     "training",

@@ -9,7 +9,16 @@ import numpy as np
 MAX_ENUMERATION_BITS = 30
 # Functions that hold one number per visible state in memory (distributions
 # over all 2**n_visible states, transition matrices) are limited further.
-MAX_DENSE_BITS = 24
+MAX_DENSE_BITS = 20
+
+
+def check_model(model, name="model"):
+    """Require an :class:`~rbm.model.RBM` (imported here lazily: rbm.model imports this module)."""
+    from rbm.model import RBM
+
+    if not isinstance(model, RBM):
+        raise TypeError(f"{name} must be an rbm.RBM, got {type(model).__name__}")
+    return model
 
 
 def check_rng(rng, name="rng"):

@@ -10,7 +10,7 @@ is a data term minus a model term,
 and likewise for ``b`` (with :math:`v`) and ``c`` (with :math:`h`).  The
 estimators here keep the data term and replace the model term by
 statistics of short Gibbs chains: started at the data (CD-k) or kept
-between calls (persistent CD).  Both return a :class:`rbm.Gradient` in the
+between calls (persistent CD).  Both return a :class:`~rbm.model.Gradient` in the
 ascent direction.
 
 The **hidden statistic** can be the sampled :math:`h` or its conditional
@@ -25,7 +25,7 @@ always sampled.
 import numpy as np
 
 from rbm._validation import check_binary, check_positive_int, check_rng
-from rbm.exact import _check_model
+from rbm._validation import check_model
 from rbm.model import Gradient
 from rbm.sampling import gibbs_chain
 
@@ -73,7 +73,7 @@ def cd_gradient(model, data, k, rng, *, use_probabilities=True):
     averaged over the data rows, where :math:`\tilde h_t` is
     :math:`p(h{=}1 \mid v_t)` (``use_probabilities=True``) or the sample
     :math:`h_t` (``False``).  Its exact expectation is
-    :func:`rbm._transition.cd_expected_gradient`; it is biased for the true
+    :func:`rbm.transition.cd_expected_gradient`; it is biased for the true
     gradient at finite ``k``.
 
     Parameters
@@ -103,7 +103,7 @@ def cd_gradient(model, data, k, rng, *, use_probabilities=True):
     >>> g.W.shape, g.b.shape, g.c.shape
     ((4, 3), (4,), (3,))
     """
-    _check_model(model)
+    check_model(model)
     v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
@@ -200,7 +200,7 @@ class PersistentCD:
         -------
         Gradient
         """
-        _check_model(model)
+        check_model(model)
         v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
         if self.chains is None:
             if self.init == "data":

@@ -24,13 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbm._validation import (
+    MAX_DENSE_BITS,
     MAX_ENUMERATION_BITS,
+    check_model,
     as_float_array,
     check_binary,
     check_enumeration_size,
     check_positive_int,
 )
-from rbm.model import RBM, Gradient
+from rbm.model import Gradient
 from rbm.special import sigmoid, softplus
 
 __all__ = [
@@ -49,9 +51,10 @@ __all__ = [
     "data_expectations",
     "model_expectations",
     "gradient",
+    "cd_expected_gradient",
+    "gibbs_transition_matrix",
 ]
 
-MAX_DENSE_BITS = 20
 # Entries (states times units of the other layer) in one block of work: 4 MiB of float64,
 # a size that measured fastest here (benchmarks/bench_exact.py).
 _CHUNK_ELEMENTS = 2**19
@@ -74,12 +77,6 @@ class Expectations:
     vh: np.ndarray
     v: np.ndarray
     h: np.ndarray
-
-
-def _check_model(model):
-    if not isinstance(model, RBM):
-        raise TypeError(f"model must be an rbm.RBM, got {type(model).__name__}")
-    return model
 
 
 def _states(start, stop, n):
@@ -360,11 +357,12 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None):
 
     Examples
     --------
+    >>> from rbm import RBM
     >>> model = RBM(W=np.zeros((3, 2)), b=np.zeros(3), c=np.zeros(2))
     >>> bool(abs(log_partition(model) - 5 * np.log(2)) < 1e-12)  # 2**5 joint states of energy 0
     True
     """
-    _check_model(model)
+    check_model(model)
     return float(_enumerate(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads)[0])
 
 
@@ -380,7 +378,7 @@ def log_prob(model, v):
     -------
     float or ndarray of shape (n_samples,)
     """
-    _check_model(model)
+    check_model(model)
     return -model.free_energy(v) - log_partition(model)
 
 
@@ -399,11 +397,12 @@ def log_likelihood(model, data):
 
     Examples
     --------
+    >>> from rbm import RBM
     >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
     >>> round(float(log_likelihood(model, [[0, 1], [1, 1]])), 6)  # uniform over 4 states
     -1.386294
     """
-    _check_model(model)
+    check_model(model)
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     return float(np.mean(log_prob(model, data)))
 
@@ -415,7 +414,7 @@ def visible_distribution(model):
     -------
     ndarray of shape (2**n_visible,)
     """
-    _check_model(model)
+    check_model(model)
     check_enumeration_size(model.n_visible, "visible_distribution", limit=MAX_DENSE_BITS)
     return np.exp(log_prob(model, all_states(model.n_visible)))
 
@@ -495,7 +494,7 @@ def kl_divergence(q, model):
     :math:`\mathrm{KL}(q\|p) = -H(q) - \langle \log p \rangle_q`: minimising
     it over the parameters maximises the mean log-likelihood.
     """
-    _check_model(model)
+    check_model(model)
     check_enumeration_size(model.n_visible, "kl_divergence", limit=MAX_DENSE_BITS)
     q = _check_distribution(q, "q", 2**model.n_visible)
     nz = q > 0
@@ -518,7 +517,7 @@ def data_expectations(model, data):
     -------
     Expectations
     """
-    _check_model(model)
+    check_model(model)
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     P = model.prob_h_given_v(data)
     n = data.shape[0]
@@ -541,7 +540,7 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None):
     -------
     Expectations
     """
-    _check_model(model)
+    check_model(model)
     return _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
                       n_threads=n_threads)[1]
 
@@ -573,3 +572,8 @@ def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None):
     pos = data_expectations(model, data)
     neg = model_expectations(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads)
     return Gradient(W=pos.vh - neg.vh, b=pos.v - neg.v, c=pos.h - neg.h)
+
+
+# The exact CD-k expectation lives in rbm.transition (it enumerates both layers); it is
+# offered here too because it is an exact quantity. Imported last: it builds on this module.
+from rbm.transition import cd_expected_gradient, gibbs_transition_matrix  # noqa: E402

@@ -11,7 +11,7 @@ so one **block Gibbs step** resamples a whole layer at once:
 The visible states form a Markov chain with transition
 :math:`T(v, v') = \sum_h p(h \mid v)\, p(v' \mid h)`, whose stationary
 distribution is the model's :math:`p(v)`
-(:func:`rbm._transition.gibbs_transition_matrix` builds ``T`` exactly).
+(:func:`rbm.transition.gibbs_transition_matrix` builds ``T`` exactly).
 Every function takes any number of chains as the rows of a 2-d array and
 advances them together.
 """
@@ -19,7 +19,7 @@ advances them together.
 import numpy as np
 
 from rbm._validation import check_binary, check_positive_int, check_rng
-from rbm.exact import _check_model
+from rbm._validation import check_model
 
 __all__ = ["gibbs_step", "gibbs_chain", "sample_model"]
 
@@ -46,7 +46,7 @@ def gibbs_step(model, v, rng):
     >>> gibbs_step(model, [1, 0, 1], rng=1).shape
     (3,)
     """
-    _check_model(model)
+    check_model(model)
     rng = check_rng(rng)
     h = model.sample_h_given_v(v, rng)
     return model.sample_v_given_h(h, rng)
@@ -81,7 +81,7 @@ def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
     >>> gibbs_chain(model, [0, 0, 0], k=5, rng=1, return_trajectory=True).shape
     (6, 3)
     """
-    _check_model(model)
+    check_model(model)
     v2, single = check_binary(v0, "v0", model.n_visible)
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
@@ -131,7 +131,7 @@ def sample_model(model, n_chains, n_steps, rng, v0=None):
     >>> samples.shape, bool(np.isin(samples, [0, 1]).all())
     ((100, 4), True)
     """
-    _check_model(model)
+    check_model(model)
     n_chains = check_positive_int(n_chains, "n_chains")
     n_steps = check_positive_int(n_steps, "n_steps")
     rng = check_rng(rng)

@@ -25,7 +25,7 @@ from rbm._validation import (
     check_rng,
 )
 from rbm.estimators import PersistentCD, _check_init, cd_gradient
-from rbm.exact import _check_model
+from rbm._validation import check_model
 from rbm.exact import gradient as exact_gradient
 from rbm.exact import log_likelihood
 from rbm.model import Gradient
@@ -159,7 +159,7 @@ def reconstruction_error(model, data):
     >>> reconstruction_error(model, [[0, 1]])  # every reconstruction is 0.5
     0.25
     """
-    _check_model(model)
+    check_model(model)
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     # prob_v_given_h wants binary h; the pass uses the probabilities themselves.
     recon = sigmoid(model.prob_h_given_v(data) @ model.W.T + model.b)
@@ -229,7 +229,7 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     >>> bool(history.log_likelihood[-1] > history.log_likelihood[0])
     True
     """
-    _check_model(model)
+    check_model(model)
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     if not callable(estimator):
         raise TypeError(f"estimator must be callable, got {type(estimator).__name__}")

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from rbm import RBM, Gradient, exact
-from rbm._transition import cd_expected_gradient
+from rbm.transition import cd_expected_gradient
 from rbm.estimators import PersistentCD, cd_gradient
 from rbm.sampling import gibbs_chain
 

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from rbm import RBM, exact
-from rbm._transition import gibbs_transition_matrix
+from rbm.transition import gibbs_transition_matrix
 from rbm.sampling import gibbs_chain, gibbs_step, sample_model
 
 

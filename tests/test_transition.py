@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rbm import RBM, exact
-from rbm._transition import MAX_TRANSITION_BITS, cd_expected_gradient, gibbs_transition_matrix
+from rbm.transition import MAX_TRANSITION_BITS, cd_expected_gradient, gibbs_transition_matrix
 
 DATA = np.array([
     [1, 1, 0, 0, 1, 0],

@@ -13,9 +13,13 @@ as in :func:`rbm.exact.all_states`.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_enumeration_size, check_positive_int
+from rbm._validation import (
+    check_binary,
+    check_enumeration_size,
+    check_model,
+    check_positive_int,
+)
 from rbm.exact import (
-    _check_model,
     _states,
     all_states,
     data_expectations,
@@ -98,7 +102,7 @@ def gibbs_transition_matrix(model):
     >>> bool(np.allclose(p @ T, p))
     True
     """
-    _check_model(model)
+    check_model(model)
     _check_sizes(model, "gibbs_transition_matrix")
     V = all_states(model.n_visible)
     H = all_states(model.n_hidden)
@@ -163,7 +167,7 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
     >>> bias.max_abs() < 1e-10  # weak weights mix fast
     True
     """
-    _check_model(model)
+    check_model(model)
     _check_sizes(model, "cd_expected_gradient")
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     k = check_positive_int(k, "k")
