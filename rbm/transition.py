@@ -6,8 +6,10 @@ The visible states of block Gibbs sampling form a Markov chain with
 
 that is ``T = A @ B`` with :math:`A_{vh} = p(h \mid v)` of shape
 ``(2**n_visible, 2**n_hidden)`` and :math:`B_{hv'} = p(v' \mid h)` of
-shape ``(2**n_hidden, 2**n_visible)``.  Both layers are enumerated, so
-both are limited to ``MAX_TRANSITION_BITS`` units.  States are ordered
+shape ``(2**n_hidden, 2**n_visible)``.  Both layers are enumerated: the
+visible layer is limited to ``MAX_TRANSITION_BITS`` units (distributions
+over it are held whole) and both together to ``MAX_JOINT_BITS`` (every
+pair is visited, in blocks of bounded memory).  States are ordered
 as in :func:`rbm.exact.all_states`.
 """
 
@@ -28,18 +30,26 @@ from rbm.exact import (
 from rbm.model import Gradient
 from rbm.special import softplus
 
-__all__ = ["MAX_TRANSITION_BITS", "gibbs_transition_matrix", "cd_expected_gradient"]
+__all__ = ["MAX_TRANSITION_BITS", "MAX_JOINT_BITS", "gibbs_transition_matrix",
+           "cd_expected_gradient"]
 
-# Each layer is enumerated in full: at 14 units a (2**14, 2**14) float64
-# matrix already takes 2 GiB.
+# Distributions over visible states are held whole: at 14 visible units the
+# (2**14, 2**14) float64 transition matrix already takes 2 GiB.
 MAX_TRANSITION_BITS = 14
+# Every (v, h) pair is visited (in blocks of bounded memory), once per step
+# or once to form T: the time limit of the other exact functions applies.
+MAX_JOINT_BITS = 30
 # Entries of a conditional-probability block built at once: 16 MiB of float64.
 _CHUNK_ELEMENTS = 2**21
 
 
 def _check_sizes(model, what):
-    for name, n in (("n_visible", model.n_visible), ("n_hidden", model.n_hidden)):
-        check_enumeration_size(n, f"{what} with {name}={n}", limit=MAX_TRANSITION_BITS)
+    n_visible, n_hidden = model.n_visible, model.n_hidden
+    check_enumeration_size(n_visible, f"{what} with n_visible={n_visible}",
+                           limit=MAX_TRANSITION_BITS)
+    check_enumeration_size(n_visible + n_hidden,
+                           f"{what} with n_visible + n_hidden={n_visible + n_hidden}",
+                           limit=MAX_JOINT_BITS)
 
 
 def _conditional(pre, targets):
@@ -68,7 +78,7 @@ def _push(r, M, bias, chunk_size):
     return out
 
 
-def gibbs_transition_matrix(model):
+def gibbs_transition_matrix(model, *, chunk_size=None):
     r"""The exact transition matrix of block Gibbs sampling on the visible states.
 
     .. math:: T(v, v') = \sum_h p(h \mid v)\, p(v' \mid h).
@@ -76,20 +86,25 @@ def gibbs_transition_matrix(model):
     Parameters
     ----------
     model : RBM
-        With ``n_visible`` and ``n_hidden`` each at most ``MAX_TRANSITION_BITS``.
+        With ``n_visible <= MAX_TRANSITION_BITS`` and ``n_visible + n_hidden <= MAX_JOINT_BITS``.
+
+    chunk_size : int, optional
+        Hidden states per block; the conditional matrices are built one
+        block of hidden states at a time, so besides ``T`` itself memory
+        holds about 2**21 numbers (16 MiB) by default.
 
     Returns
     -------
     ndarray of shape (2**n_visible, 2**n_visible)
         Row-stochastic, rows and columns in the order of
         :func:`rbm.exact.all_states`.  Its stationary distribution is
-        :func:`rbm.exact.visible_distribution`.  It and the two conditional
-        matrices it is built from each take up to 2 GiB at the size limit.
+        :func:`rbm.exact.visible_distribution`.  At ``n_visible = 14`` it
+        takes 2 GiB.
 
     Raises
     ------
     ValueError
-        If either layer has more than ``MAX_TRANSITION_BITS`` units.
+        If the model exceeds those sizes.
 
     Examples
     --------
@@ -104,11 +119,25 @@ def gibbs_transition_matrix(model):
     """
     check_model(model)
     _check_sizes(model, "gibbs_transition_matrix")
+    return _transition_matrix(model, _chunk(chunk_size, 2**model.n_visible))
+
+
+def _chunk(chunk_size, n_targets):
+    """Source states per block: given, or enough to fill _CHUNK_ELEMENTS with n_targets columns."""
+    if chunk_size is None:
+        return max(1, _CHUNK_ELEMENTS // n_targets)
+    return check_positive_int(chunk_size, "chunk_size")
+
+
+def _transition_matrix(model, chunk_size):
+    """T = A @ B, summed over blocks of hidden states so that A and B are never held whole."""
     V = all_states(model.n_visible)
-    H = all_states(model.n_hidden)
-    A = _conditional(V @ model.W + model.c, H)
-    B = _conditional(H @ model.W.T + model.b, V)
-    return A @ B
+    pre_h = V @ model.W + model.c
+    T = np.zeros((2**model.n_visible, 2**model.n_visible))
+    for start in range(0, 2**model.n_hidden, chunk_size):
+        H = _states(start, min(start + chunk_size, 2**model.n_hidden), model.n_hidden)
+        T += _conditional(pre_h, H) @ _conditional(H @ model.W.T + model.b, V)
+    return T
 
 
 def cd_expected_gradient(model, data, k, *, chunk_size=None):
@@ -117,7 +146,7 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
     CD-k starts one chain at each data row, so after ``k`` Gibbs steps the
     visible states are distributed as :math:`r_k = q\,T^k`, with ``q`` the
     empirical distribution of the data and ``T`` the Gibbs transition
-    (applied as :math:`r \to r A \to (r A) B`, never forming ``T``).  Then
+    (applied as :math:`r \to r A \to (r A) B`, or through ``T`` formed once; see Notes).  Then
 
     .. math::
         \mathbb{E}[\Delta W] = \langle v\, p(h{=}1 \mid v)^\top\rangle_q
@@ -134,29 +163,36 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
     Parameters
     ----------
     model : RBM
-        With ``n_visible`` and ``n_hidden`` each at most ``MAX_TRANSITION_BITS``.
+        With ``n_visible <= MAX_TRANSITION_BITS`` and ``n_visible + n_hidden <= MAX_JOINT_BITS``.
     data : array_like of shape (n_samples, n_visible)
         Zeros and ones.
-    k : int
-        Number of Gibbs steps, at least 1.
+    k : int or sequence of int
+        Number of Gibbs steps, at least 1; a sequence gives the expectation
+        for each of its entries, computed along one chain of distributions
+        (the cost is that of the largest ``k``).
     chunk_size : int, optional
         Source states per block of conditional probabilities; by default a
         block holds about 2**21 numbers (16 MiB).
 
     Returns
     -------
-    Gradient
+    Gradient or list of Gradient
+        One per entry of `k` when `k` is a sequence.
 
     Raises
     ------
     ValueError
-        If either layer has more than ``MAX_TRANSITION_BITS`` units, if
+        If the model exceeds those sizes, if
         ``k < 1``, or if `data` is not binary with ``n_visible`` columns.
 
     Notes
     -----
-    Each step costs :math:`O(2^{n_\text{visible} + n_\text{hidden}}
-    (n_\text{visible} + n_\text{hidden}))` operations.
+    Pushing the distribution through the two conditionals costs
+    :math:`O(2^{n_\text{visible} + n_\text{hidden}}(n_\text{visible} +
+    n_\text{hidden}))` per step.  When the largest ``k`` is at least
+    :math:`2^{n_\text{visible}} / 64`, the transition matrix ``T`` is
+    formed once instead (one matrix product over all
+    :math:`(v, h, v')`), and each step is a vector-matrix product.
 
     Examples
     --------
@@ -166,22 +202,39 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
     >>> bias = cd_expected_gradient(model, data, k=50) - exact.gradient(model, data)
     >>> bias.max_abs() < 1e-10  # weak weights mix fast
     True
+    >>> curve = cd_expected_gradient(model, data, k=range(1, 4))  # k = 1, 2, 3 in one pass
+    >>> len(curve)
+    3
     """
     check_model(model)
     _check_sizes(model, "cd_expected_gradient")
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-    k = check_positive_int(k, "k")
-    if chunk_size is None:
-        chunk_size = max(1, _CHUNK_ELEMENTS // 2 ** max(model.n_visible, model.n_hidden))
+    single = not isinstance(k, (list, tuple, np.ndarray, range))
+    ks = [check_positive_int(k, "k")] if single else [
+        check_positive_int(int(x) if isinstance(x, np.integer) else x, "k") for x in k]
+    if not ks:
+        raise ValueError("k must hold at least one number of steps")
+    # Forming T costs one product over all (v, h, v') but makes each step cheap;
+    # pushing through the two conditionals costs an exp per (v, h) at every step.
+    if 2**model.n_visible <= 64 * max(ks):
+        T = _transition_matrix(model, _chunk(chunk_size, 2**model.n_visible))
     else:
-        chunk_size = check_positive_int(chunk_size, "chunk_size")
-
-    r = empirical_distribution(data)
-    for _ in range(k):
-        s = _push(r, model.W, model.c, chunk_size)
-        r = _push(s, model.W.T, model.b, chunk_size)
-
+        T = None
+        chunk_size = _chunk(chunk_size, 2 ** max(model.n_visible, model.n_hidden))
     V = all_states(model.n_visible)
     P = model.prob_h_given_v(V)
     pos = data_expectations(model, data)
-    return Gradient(W=pos.vh - (V * r[:, None]).T @ P, b=pos.v - r @ V, c=pos.h - r @ P)
+    r = empirical_distribution(data)
+    done = 0
+    results = {}
+    for target in sorted(set(ks)):
+        for _ in range(target - done):
+            if T is not None:
+                r = r @ T
+            else:
+                s = _push(r, model.W, model.c, chunk_size)
+                r = _push(s, model.W.T, model.b, chunk_size)
+        done = target
+        results[target] = Gradient(W=pos.vh - (V * r[:, None]).T @ P, b=pos.v - r @ V,
+                                   c=pos.h - r @ P)
+    return results[ks[0]] if single else [results[x] for x in ks]

@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from rbm import RBM, exact
-from rbm.transition import MAX_TRANSITION_BITS, cd_expected_gradient, gibbs_transition_matrix
+from rbm.transition import (
+    MAX_JOINT_BITS,
+    MAX_TRANSITION_BITS,
+    cd_expected_gradient,
+    gibbs_transition_matrix,
+)
 
 DATA = np.array([
     [1, 1, 0, 0, 1, 0],
@@ -142,7 +147,7 @@ def test_bias_shrinks_with_k(model):
 
 
 @pytest.mark.parametrize("shape, name", [((MAX_TRANSITION_BITS + 1, 2), "n_visible=15"),
-                                         ((2, MAX_TRANSITION_BITS + 1), "n_hidden=15")])
+                                         ((4, MAX_JOINT_BITS - 3), "n_visible \\+ n_hidden=31")])
 def test_too_large_layers_are_refused_by_name(shape, name):
     model = RBM(np.zeros(shape), np.zeros(shape[0]), np.zeros(shape[1]))
     data = np.zeros((1, shape[0]))
@@ -176,3 +181,27 @@ def test_bad_data_is_refused_by_name(model, data, message):
 def test_model_must_be_an_rbm():
     with pytest.raises(TypeError, match="model must be an rbm.RBM"):
         gibbs_transition_matrix("not a model")
+
+
+def test_both_evaluation_paths_and_a_sequence_of_k_agree(model):
+    """k=2 pushes through the conditionals; k up to 40 forms T (2**6 <= 64 * 40)."""
+    single = [cd_expected_gradient(model, DATA, k=k) for k in (1, 2, 40)]
+    curve = cd_expected_gradient(model, DATA, k=[40, 1, 2])
+    for one, from_curve in zip(single, [curve[1], curve[2], curve[0]]):
+        assert np.allclose(one.flat(), from_curve.flat(), rtol=1e-10, atol=1e-13)
+    chunked = cd_expected_gradient(model, DATA, k=range(1, 3), chunk_size=3)
+    assert np.allclose(chunked[1].flat(), single[1].flat(), rtol=1e-10, atol=1e-13)
+
+
+def test_transition_matrix_does_not_depend_on_the_block_size(model):
+    T = gibbs_transition_matrix(model)
+    for chunk_size in (1, 5, 16):
+        assert np.allclose(gibbs_transition_matrix(model, chunk_size=chunk_size), T,
+                           rtol=1e-12, atol=1e-15)
+
+
+def test_an_empty_sequence_of_steps_is_refused(model):
+    with pytest.raises(ValueError, match="k must hold at least one"):
+        cd_expected_gradient(model, DATA, k=[])
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        cd_expected_gradient(model, DATA, k=[3, 0])
