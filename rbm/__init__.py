@@ -11,9 +11,11 @@ special
 """
 
 from rbm import exact
+from rbm import ais, pseudolikelihood
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
 
 __version__ = "0.1.0"
 
 __all__ = ["RBM", "Gradient", "exact", "softplus", "sigmoid", "logsumexp"]
+__all__ += ["ais", "pseudolikelihood"]
