@@ -199,8 +199,9 @@ def test_reverse_ais_with_two_temperatures_is_the_reciprocal_importance_weight()
     model = make_model(5, 3, 1.0, 12)
     states = exact_samples(model, 50, seed=13)
     result = ais.reverse_ais_log_partition(model, states, betas=[0.0, 1.0], rng=14)
-    # With no transition the weight is p*_A(v) / p*_B(v) at the starting state.
-    base_free_energy = -(states @ np.zeros(5)) - 3 * np.log(2.0)
+    # With no transition the weight is p*_A(v) / p*_B(v) at the starting state; the
+    # uniform base has free energy -3 log 2 (its 3 hidden units) for every v.
+    base_free_energy = -3 * np.log(2.0)
     expected = model.free_energy(states) - base_free_energy
     assert np.allclose(result.log_weights, expected, rtol=1e-12, atol=1e-12)
     assert np.array_equal(result.final_states, states)
