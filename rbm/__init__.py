@@ -18,9 +18,13 @@ training
     Mini-batch gradient ascent with any estimator, tracking the exact likelihood.
 datasets
     Bars and stripes, and the binarised scikit-learn digits.
+ais
+    Annealed importance sampling of log Z, forward and reverse.
+pseudolikelihood
+    The exact and the one-bit stochastic pseudo-log-likelihood.
 """
 
-from rbm import datasets, estimators, exact, sampling, training, transition
+from rbm import ais, datasets, estimators, exact, pseudolikelihood, sampling, training, transition
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
 
@@ -35,6 +39,8 @@ __all__ = [
     "estimators",
     "training",
     "datasets",
+    "ais",
+    "pseudolikelihood",
     "softplus",
     "sigmoid",
     "logsumexp",
