@@ -11,11 +11,12 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks execute clean
+.PHONY: help setup book test test-package test-notebooks test-browser execute clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
+	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make execute  re-execute every notebook in place, deterministically"
 	@echo "make clean    remove _build/"
 
@@ -37,6 +38,16 @@ test-package: $(STAMP)
 
 test-notebooks: $(STAMP)
 	$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" chapters
+
+BROWSER_STAMP := $(VENV)/.installed-browser
+
+$(BROWSER_STAMP): $(STAMP) tests/browser/requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r tests/browser/requirements.txt
+	touch $(BROWSER_STAMP)
+
+# Needs Debian's chromium at /usr/bin/chromium (.ci/run installs it); never `playwright install`.
+test-browser: book $(BROWSER_STAMP)
+	$(PY) -m pytest -o addopts="--strict-markers -ra" tests/browser
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
