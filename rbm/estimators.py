@@ -27,7 +27,7 @@ import numpy as np
 from rbm._validation import check_binary, check_positive_int, check_rng
 from rbm._validation import check_model
 from rbm.model import Gradient
-from rbm.sampling import gibbs_chain
+from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 
 __all__ = ["cd_gradient", "PersistentCD"]
 
@@ -42,19 +42,33 @@ def _check_init(init):
     return init
 
 
-def _bernoulli(p, rng):
-    """Independent 0/1 draws with success probabilities `p`."""
-    return (rng.random(p.shape) < p).astype(float)
+def _difference(v_pos, h_pos, v_neg, h_neg):
+    r"""Positive minus negative statistics, each a mean over its rows.
+
+    :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle` and
+    :math:`\langle h\rangle` of the positive rows minus those of the
+    negative rows (the two may have different numbers of rows, as in PCD).
+    """
+    a, z = 1.0 / v_pos.shape[0], 1.0 / v_neg.shape[0]
+    W = v_pos.T @ h_pos
+    W *= a
+    W -= (v_neg.T @ h_neg) * z
+    b = np.add.reduce(v_pos, axis=0) * a - np.add.reduce(v_neg, axis=0) * z
+    c = np.add.reduce(h_pos, axis=0) * a - np.add.reduce(h_neg, axis=0) * z
+    return Gradient(W=W, b=b, c=c)
 
 
-def _statistics(v, h):
-    r"""Means :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`, :math:`\langle h\rangle` over rows."""
-    n = v.shape[0]
-    return v.T @ h / n, v.mean(axis=0), h.mean(axis=0)
-
-
-def _difference(positive, negative):
-    return Gradient(*(pos - neg for pos, neg in zip(positive, negative)))
+def _cd(model, v0, k, rng, use_probabilities):
+    """The CD-k estimate from checked arguments (the kernel of :func:`cd_gradient`)."""
+    p0 = _prob_h(model, v0)
+    h0 = _bernoulli(p0, rng)
+    v = _bernoulli(_prob_v(model, h0), rng)
+    if k > 1:  # h_k itself is drawn below, only when the statistics need it
+        v = _gibbs_steps(model, v, k - 1, rng)
+    pk = _prob_h(model, v)
+    if use_probabilities:
+        return _difference(v0, p0, v, pk)
+    return _difference(v0, h0, v, _bernoulli(pk, rng))
 
 
 def cd_gradient(model, data, k, rng, *, use_probabilities=True):
@@ -108,17 +122,7 @@ def cd_gradient(model, data, k, rng, *, use_probabilities=True):
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
 
-    p0 = model.prob_h_given_v(v0)
-    h = _bernoulli(p0, rng)
-    h0 = h
-    for t in range(k):
-        v = model.sample_v_given_h(h, rng)
-        if t < k - 1:  # h_k is drawn below, only when the statistics need it
-            h = model.sample_h_given_v(v, rng)
-    pk = model.prob_h_given_v(v)
-    if use_probabilities:
-        return _difference(_statistics(v0, p0), _statistics(v, pk))
-    return _difference(_statistics(v0, h0), _statistics(v, _bernoulli(pk, rng)))
+    return _cd(model, v0, k, rng, use_probabilities)
 
 
 class PersistentCD:
@@ -202,6 +206,10 @@ class PersistentCD:
         """
         check_model(model)
         v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+        return self._gradient(model, v0)
+
+    def _gradient(self, model, v0):
+        """:meth:`gradient` for checked arguments (the kernel used in training)."""
         if self.chains is None:
             if self.init == "data":
                 start = v0[self.rng.integers(0, v0.shape[0], size=self.n_chains)]
@@ -214,11 +222,10 @@ class PersistentCD:
             )
         else:
             start = self.chains
-        self.chains = gibbs_chain(model, start, self.k, self.rng)
+        self.chains = _gibbs_steps(model, start, self.k, self.rng)
 
-        p0 = model.prob_h_given_v(v0)
-        pk = model.prob_h_given_v(self.chains)
+        p0 = _prob_h(model, v0)
+        pk = _prob_h(model, self.chains)
         if self.use_probabilities:
-            return _difference(_statistics(v0, p0), _statistics(self.chains, pk))
-        return _difference(_statistics(v0, _bernoulli(p0, self.rng)),
-                           _statistics(self.chains, _bernoulli(pk, self.rng)))
+            return _difference(v0, p0, self.chains, pk)
+        return _difference(v0, _bernoulli(p0, self.rng), self.chains, _bernoulli(pk, self.rng))

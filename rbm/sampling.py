@@ -18,10 +18,42 @@ advances them together.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_positive_int, check_rng
-from rbm._validation import check_model
+from rbm._validation import check_binary, check_model, check_positive_int, check_rng
+from rbm.special import _sigmoid_inplace
 
 __all__ = ["gibbs_step", "gibbs_chain", "sample_model"]
+
+
+def _bernoulli(p, rng):
+    """Independent 0/1 draws (float64) with success probabilities `p`."""
+    return (rng.random(p.shape) < p).astype(float)
+
+
+def _prob_h(model, v):
+    """p(h=1|v) for checked rows `v`, computed in place of one fresh array."""
+    x = v @ model.W
+    x += model.c
+    return _sigmoid_inplace(x)
+
+
+def _prob_v(model, h):
+    """p(v=1|h) for checked rows `h`."""
+    x = h @ model.W.T
+    x += model.b
+    return _sigmoid_inplace(x)
+
+
+def _gibbs_steps(model, v, k, rng):
+    """`k` block Gibbs steps from the rows of `v`, which must already be checked.
+
+    The kernel behind :func:`gibbs_chain`, the estimators and training:
+    it draws h, then v, at each step, in the same order as
+    :meth:`rbm.RBM.sample_h_given_v` and :meth:`rbm.RBM.sample_v_given_h`.
+    """
+    for _ in range(k):
+        h = _bernoulli(_prob_h(model, v), rng)
+        v = _bernoulli(_prob_v(model, h), rng)
+    return v
 
 
 def gibbs_step(model, v, rng):
@@ -47,9 +79,9 @@ def gibbs_step(model, v, rng):
     (3,)
     """
     check_model(model)
-    rng = check_rng(rng)
-    h = model.sample_h_given_v(v, rng)
-    return model.sample_v_given_h(h, rng)
+    v2, single = check_binary(v, "v", model.n_visible)
+    v_next = _gibbs_steps(model, v2, 1, check_rng(rng))
+    return v_next[0] if single else v_next
 
 
 def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
@@ -85,16 +117,14 @@ def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
     v2, single = check_binary(v0, "v0", model.n_visible)
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
-    v = v2
+    if not return_trajectory:  # only the current state is held
+        v = _gibbs_steps(model, v2, k, rng)
+        return v[0] if single else v
     trajectory = [v2]
     for _ in range(k):
-        v = gibbs_step(model, v, rng)
-        if return_trajectory:  # otherwise only the current state is held
-            trajectory.append(v)
-    if return_trajectory:
-        stacked = np.stack(trajectory)
-        return stacked[:, 0, :] if single else stacked
-    return v[0] if single else v
+        trajectory.append(_gibbs_steps(model, trajectory[-1], 1, rng))
+    stacked = np.stack(trajectory)
+    return stacked[:, 0, :] if single else stacked
 
 
 def sample_model(model, n_chains, n_steps, rng, v0=None):

@@ -24,8 +24,8 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
-from rbm.estimators import PersistentCD, _check_init, cd_gradient
 from rbm._validation import check_model
+from rbm.estimators import PersistentCD, _cd, _check_init, cd_gradient
 from rbm.exact import gradient as exact_gradient
 from rbm.exact import log_likelihood
 from rbm.model import Gradient
@@ -68,12 +68,22 @@ def cd(k, use_probabilities=True):
     >>> estimate(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0).W.shape
     (3, 2)
     """
-    k = check_positive_int(k, "k")
+    return _CDEstimator(check_positive_int(k, "k"), bool(use_probabilities))
 
-    def estimator(model, batch, rng):
-        return cd_gradient(model, batch, k, rng, use_probabilities=use_probabilities)
 
-    return estimator
+class _CDEstimator:
+    """The callable returned by :func:`cd`."""
+
+    def __init__(self, k, use_probabilities):
+        self.k = k
+        self.use_probabilities = use_probabilities
+
+    def __call__(self, model, batch, rng):
+        return cd_gradient(model, batch, self.k, rng, use_probabilities=self.use_probabilities)
+
+    def _unchecked(self, model, batch, rng):
+        """For :func:`train`, which has checked the data and the generator already."""
+        return _cd(model, batch, self.k, rng, self.use_probabilities)
 
 
 class _PersistentEstimator:
@@ -90,6 +100,12 @@ class _PersistentEstimator:
         if self.persistent is None:
             self.persistent = PersistentCD(rng=rng, **self._args)
         return self.persistent.gradient(model, batch)
+
+    def _unchecked(self, model, batch, rng):
+        """For :func:`train`, which has checked the data and the generator already."""
+        if self.persistent is None:
+            self.persistent = PersistentCD(rng=rng, **self._args)
+        return self.persistent._gradient(model, batch)
 
 
 def pcd(n_chains, k, *, use_probabilities=True, init="data"):
@@ -259,23 +275,28 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
 
     if track_every is not None:
         record(0)
+    # The package's own estimators skip re-checking each batch of checked data.
+    estimate = getattr(estimator, "_unchecked", estimator)
     params = (model.W, model.b, model.c)
     velocity = tuple(np.zeros_like(p) for p in params)
     n = data.shape[0]
     update = 0
     for epoch in range(epochs):
-        order = rng.permutation(n)
+        shuffled = data[rng.permutation(n)]  # batches below are views, not copies
         for start in range(0, n, batch_size):
-            grad = estimator(model, data[order[start:start + batch_size]], rng)
+            grad = estimate(model, shuffled[start:start + batch_size], rng)
             if not isinstance(grad, Gradient):
                 raise TypeError(
                     f"estimator must return an rbm.Gradient, got {type(grad).__name__}"
                 )
-            steps = (grad.W - weight_decay * model.W, grad.b, grad.c)
-            for param, u, step in zip(params, velocity, steps):
-                u *= momentum
-                u += learning_rate * step
-                param += u
+            step_W = grad.W - weight_decay * model.W if weight_decay else grad.W
+            for param, u, step in zip(params, velocity, (step_W, grad.b, grad.c)):
+                if momentum:
+                    u *= momentum
+                    u += learning_rate * step
+                    param += u
+                else:
+                    param += learning_rate * step
             update += 1
             if track_every is not None and update % track_every == 0:
                 record(update)

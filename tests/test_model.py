@@ -111,3 +111,14 @@ def test_softplus_is_stable_and_matches_logaddexp():
     x = np.concatenate([np.linspace(-800, 800, 2001), [-1e308, 1e308]])
     assert np.all(np.isfinite(rbm.softplus(x)))
     assert np.allclose(rbm.softplus(x), np.logaddexp(0, x), rtol=1e-15, atol=1e-300)
+
+
+def test_fast_sampling_sigmoid_matches_expit_to_rounding():
+    from scipy.special import expit
+
+    from rbm.special import _sigmoid_inplace
+
+    x = np.concatenate([np.linspace(-800, 800, 4001), [0.0, 1e-300, -1e308, 1e308]])
+    fast = _sigmoid_inplace(x.copy())
+    assert np.all(np.isfinite(fast)) and np.all((fast >= 0) & (fast <= 1))
+    assert np.max(np.abs(fast - expit(x))) <= 2.3e-16  # one unit in the last place of 1.0

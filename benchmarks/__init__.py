@@ -1,0 +1,1 @@
+"""Benchmarks of the rbm package; run them all with `make bench`."""

@@ -1,0 +1,97 @@
+"""Exact enumeration against the machine's limit, measured in the same run.
+
+The limit for log Z at n_visible x n_hidden (enumerating the hidden layer)
+is the unavoidable work of the textbook method: one matrix product of all
+2**n_hidden hidden states with W.T, and one stable softplus pass over the
+(2**n_hidden, n_visible) result, done in cache-sized row blocks (the best
+of three block sizes) with the fastest primitives (exp, log1p, maximum, in
+place).  Ratios below 1 mean the package does less than that work.
+
+Run one case in a fresh process (for its peak memory) with
+``python -m benchmarks.bench_exact CASE N_HIDDEN SCALE``.
+"""
+
+import json
+import sys
+
+import numpy as np
+
+import rbm
+from rbm import exact
+from benchmarks.common import peak_rss_mib, timed
+
+N_VISIBLE = 784
+
+
+def model_for(n_hidden, scale, seed=0):
+    return rbm.RBM.random(N_VISIBLE, n_hidden, scale=scale, bias_scale=scale, rng=seed)
+
+
+def limit_pass(model, block_rows):
+    """Matrix product and stable softplus over all hidden states, in row blocks."""
+    n_hidden = model.n_hidden
+    block_rows = min(block_rows, 2**n_hidden)
+    H = exact.all_states(min(n_hidden, 20))[:block_rows]  # the product's cost does not depend on the bits
+    WT = np.ascontiguousarray(model.W.T)
+    pre = np.empty((block_rows, model.n_visible))
+    work = np.empty_like(pre)
+    total = 0.0
+    for _ in range(2**n_hidden // block_rows):
+        np.matmul(H, WT, out=pre)
+        np.abs(pre, out=work)
+        np.negative(work, out=work)
+        np.exp(work, out=work)
+        np.log1p(work, out=work)
+        np.maximum(pre, 0.0, out=pre)
+        pre += work
+        total += pre[0, 0]
+    return total
+
+
+def limit(model, repeats):
+    """The best block size's timing of :func:`limit_pass`."""
+    best = None
+    for block_rows in (256, 1024, 4096):
+        t, _ = timed(lambda: limit_pass(model, block_rows), repeats)
+        if best is None or t["median"] < best["median"]:
+            best = dict(t, block_rows=block_rows)
+    return best
+
+
+def reference_log_partition(model, block_rows=4096):
+    """The clean float64 reference: matrix product, np.logaddexp, running log-sum-exp."""
+    n_hidden = model.n_hidden
+    WT = model.W.T
+    log_terms = []
+    for start in range(0, 2**n_hidden, block_rows):
+        idx = np.arange(start, min(start + block_rows, 2**n_hidden))
+        H = ((idx[:, None] >> np.arange(n_hidden - 1, -1, -1)) & 1).astype(float)
+        log_w = H @ model.c + np.logaddexp(0.0, H @ WT + model.b).sum(axis=1)
+        log_terms.append(np.logaddexp.reduce(log_w))
+    return float(np.logaddexp.reduce(np.array(log_terms)))
+
+
+def case(name, n_hidden, scale, repeats=1):
+    """One measurement, as a dict (run in a fresh process for a meaningful peak memory)."""
+    model = model_for(n_hidden, scale)
+    if name == "log_partition":
+        t, value = timed(lambda: exact.log_partition(model), repeats)
+    elif name == "gradient":
+        data = (np.random.default_rng(1).random((100, N_VISIBLE)) < 0.3).astype(float)
+        t, g = timed(lambda: exact.gradient(model, data), repeats)
+        value = float(np.abs(g.flat()).max())
+    elif name == "reference":
+        t, value = timed(lambda: reference_log_partition(model), repeats)
+    elif name == "limit":
+        t = limit(model, repeats)
+        value = None
+    else:
+        raise ValueError(f"unknown case {name!r}")
+    return {"case": name, "n_hidden": n_hidden, "scale": scale, "time": t, "value": value,
+            "peak_rss_mib": peak_rss_mib()}
+
+
+if __name__ == "__main__":
+    name, n_hidden, scale = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    print(json.dumps(case(name, n_hidden, scale, repeats)))
