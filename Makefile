@@ -11,12 +11,13 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser execute clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench execute clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
+	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make execute  re-execute every notebook in place, deterministically"
 	@echo "make clean    remove _build/"
 
@@ -48,6 +49,15 @@ $(BROWSER_STAMP): $(STAMP) tests/browser/requirements.txt
 # Needs Debian's chromium at /usr/bin/chromium (.ci/run installs it); never `playwright install`.
 test-browser: book $(BROWSER_STAMP)
 	$(PY) -m pytest -o addopts="--strict-markers -ra" tests/browser
+
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r benchmarks/requirements.txt
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) -m benchmarks.run_all
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)

@@ -167,29 +167,34 @@ def _default_threads():
 class _Accumulator:
     r"""Running sums over enumerated states, kept relative to the largest log-weight.
 
-    Holds :math:`S = \sum_k e^{\ell_k - m}` and, for moments, the weighted
-    sums of :math:`x`, :math:`\mathbb{E}[y \mid x]` and their outer product,
-    all scaled by :math:`e^{-m}` where :math:`m` is the largest log-weight
-    seen so far; nothing overflows, whatever the weights.
+    Holds :math:`S = \sum_k e^{\ell_k - m}`, where :math:`m` is the largest
+    log-weight seen so far, and for moments the weighted sums needed for
+    :math:`\langle x\rangle`, :math:`\langle y\rangle` and
+    :math:`\langle x y^\top\rangle`, all scaled by :math:`e^{-m}`, so
+    nothing overflows whatever the weights.  Every block of states shares
+    its low bits, so the low-bit parts are kept per low state (``w_low``,
+    ``q``) and contracted with the low bits once, at the end.
     """
 
-    def __init__(self, n_x, n_y, moments):
+    def __init__(self, n_high, n_y, n_low_states, moments):
         self.shift = -np.inf
         self.total = 0.0
         self.moments = moments
         if moments:
-            self.s_x = np.zeros(n_x)
-            self.s_y = np.zeros(n_y)
-            self.s_xy = np.zeros((n_x, n_y))
+            self.w_low = np.zeros(n_low_states)       # sum over blocks of w
+            self.q = np.zeros((n_y, n_low_states))    # sum over blocks of w * E[y | x]
+            self.s_x_high = np.zeros(n_high)
+            self.s_xy_high = np.zeros((n_high, n_y))
+
+    def _arrays(self):
+        return (self.w_low, self.q, self.s_x_high, self.s_xy_high) if self.moments else ()
 
     def rescale_to(self, new_shift):
         """Express the sums relative to ``new_shift`` (>= the current shift)."""
         factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
         self.total *= factor
-        if self.moments:
-            self.s_x *= factor
-            self.s_y *= factor
-            self.s_xy *= factor
+        for arr in self._arrays():
+            arr *= factor
         self.shift = new_shift
 
     def merge(self, other):
@@ -197,10 +202,8 @@ class _Accumulator:
         self.rescale_to(new_shift)
         other.rescale_to(new_shift)
         self.total += other.total
-        if self.moments:
-            self.s_x += other.s_x
-            self.s_y += other.s_y
-            self.s_xy += other.s_xy
+        for mine, theirs in zip(self._arrays(), other._arrays()):
+            mine += theirs
 
 
 class _Enumeration:
@@ -246,13 +249,14 @@ class _Enumeration:
 
     def run(self, high_start, high_stop):
         """Accumulate the blocks ``high_start .. high_stop - 1``."""
-        acc = _Accumulator(self.n_x, self.n_y, self.moments)
         shape = self.table.shape
+        acc = _Accumulator(self.high_bits, self.n_y, shape[1], self.moments)
         pre = np.empty(shape)
         work = np.empty(shape)
         if self.moments:
             prob = np.empty(shape)
             negative = np.empty(shape, dtype=bool)
+        log_prod = np.empty(shape[1])
         for high in range(high_start, high_stop):
             x_high = _states(high, high + 1, self.high_bits)[0]
             offset = x_high @ self.M_high
@@ -261,13 +265,8 @@ class _Enumeration:
             sum_abs = np.add.reduce(work, axis=0)
             np.negative(work, out=work)
             np.exp(work, out=work)  # e = exp(-|u|) <= 1
-            if self.moments:
-                # sigmoid(u) = 1 / (1 + e) for u >= 0 and e / (1 + e) for u < 0
-                np.less(pre, 0.0, out=negative)
-                prob.fill(1.0)
-                np.copyto(prob, work, where=negative)
             work += 1.0
-            log_prod = np.zeros(shape[1])
+            log_prod.fill(0.0)
             for start in range(0, shape[0], self._PRODUCT_BLOCK):
                 log_prod += np.log(np.multiply.reduce(work[start:start + self._PRODUCT_BLOCK],
                                                       axis=0))
@@ -280,14 +279,23 @@ class _Enumeration:
             w_total = w.sum()
             acc.total += w_total
             if self.moments:
-                np.divide(prob, work, out=prob)
-                prob_w = prob @ w
-                acc.s_x[:self.high_bits] += w_total * x_high
-                acc.s_x[self.high_bits:] += w @ self.X_low
-                acc.s_y += prob_w
-                acc.s_xy[:self.high_bits] += np.outer(x_high, prob_w)
-                acc.s_xy[self.high_bits:] += (prob @ (self.X_low * w[:, None])).T
+                # sigmoid(u) = 1 / (1 + e) for u >= 0, and 1 - 1 / (1 + e) for u < 0
+                np.reciprocal(work, out=prob)
+                np.less(pre, 0.0, out=negative)
+                np.subtract(1.0, prob, out=prob, where=negative)
+                prob *= w
+                acc.q += prob
+                acc.w_low += w
+                acc.s_x_high += w_total * x_high
+                acc.s_xy_high += np.outer(x_high, np.add.reduce(prob, axis=1))
         return acc
+
+    def moments_of(self, acc):
+        """Normalised moments ``(<x>, <y>, <x y^T>)`` from a final accumulator."""
+        s_x = np.concatenate([acc.s_x_high, acc.w_low @ self.X_low]) / acc.total
+        s_y = np.add.reduce(acc.q, axis=1) / acc.total
+        s_xy = np.concatenate([acc.s_xy_high, (acc.q @ self.X_low).T]) / acc.total
+        return s_x, s_y, s_xy
 
 
 def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None):
@@ -318,7 +326,7 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     log_z = acc.shift + np.log(acc.total)
     if not moments:
         return log_z, None
-    s_x, s_y, s_xy = acc.s_x / acc.total, acc.s_y / acc.total, acc.s_xy / acc.total
+    s_x, s_y, s_xy = enumeration.moments_of(acc)
     if swapped:
         return log_z, Expectations(vh=s_xy.T.copy(), v=s_y, h=s_x)
     return log_z, Expectations(vh=s_xy, v=s_x, h=s_y)

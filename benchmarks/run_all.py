@@ -1,0 +1,81 @@
+"""Run every benchmark, print a table of ratios and write benchmarks/results/results.json.
+
+Usage: python -m benchmarks.run_all [--quick]
+
+Every ratio compares two timings taken in this run, on this machine:
+absolute times differ between machines, ratios much less.  --quick skips
+the n_hidden = 25 cases and the reference computation (about 3 minutes).
+"""
+
+import datetime
+import json
+import sys
+
+from benchmarks import bench_cd_expected, bench_training
+from benchmarks.common import RESULTS, fmt_time, machine, run_isolated
+
+SCALES = (0.01, 1.0)
+
+
+def main(quick=False):
+    results = {"date": datetime.date.today().isoformat(), "machine": machine(), "exact": {},
+               "curve": {}}
+    rows = []
+
+    for scale in SCALES:
+        limit = run_isolated("bench_exact", "limit", 20, scale, 3)
+        log_z = run_isolated("bench_exact", "log_partition", 20, scale, 3)
+        grad = run_isolated("bench_exact", "gradient", 20, scale, 3)
+        results["exact"][f"784x20 scale {scale}"] = {"limit": limit, "log_partition": log_z,
+                                                    "gradient": grad}
+        rows.append((f"log Z, 784 x 20, scale {scale}", fmt_time(log_z["time"]),
+                     f"{log_z['time']['median'] / limit['time']['median']:.2f} x limit", "<= 1.5"))
+        rows.append((f"gradient, 784 x 20, scale {scale}", fmt_time(grad["time"]),
+                     f"{grad['time']['median'] / log_z['time']['median']:.2f} x log Z", "<= 2"))
+
+    if not quick:
+        for scale in SCALES:
+            ours = run_isolated("bench_exact", "log_partition", 25, scale, 1)
+            ref = run_isolated("bench_exact", "reference", 25, scale, 1)
+            rel = abs(ours["value"] - ref["value"]) / abs(ref["value"])
+            results["exact"][f"784x25 scale {scale}"] = {"log_partition": ours, "reference": ref,
+                                                        "relative_difference": rel}
+            rows.append((f"log Z, 784 x 25, scale {scale}", fmt_time(ours["time"]),
+                         f"{ours['time']['median'] / ref['time']['median']:.2f} x reference; "
+                         f"rel. diff {rel:.1e}; peak {ours['peak_rss_mib']:.0f} MiB",
+                         "< 45 s, 1e-10, < 500 MiB"))
+
+    top = 24 if quick else 25
+    for n_hidden in range(12, top + 1):
+        entry = {"log_partition": run_isolated("bench_exact", "log_partition", n_hidden, 1.0, 1)}
+        if n_hidden <= 20:
+            entry["limit"] = run_isolated("bench_exact", "limit", n_hidden, 1.0, 1)
+        results["curve"][n_hidden] = entry
+
+    training = bench_training.run(3)
+    results["training"] = training
+    sk = training["sklearn"]["median"]
+    for name in ("cd1", "pcd1"):
+        rows.append((f"{name.upper()} digits 64x64, batch 10, 20 epochs",
+                     fmt_time(training[name]), f"{training[name]['median'] / sk:.2f} x sklearn",
+                     "<= 0.6"))
+
+    cd = bench_cd_expected.run(3)
+    results["cd_expected"] = cd
+    rows.append(("exact CD-k gradient, k = 1..50, 3x3 BAS, 16 hidden",
+                 fmt_time(cd["cd_expected_k1_to_50"]),
+                 f"{cd['cd_expected_k1_to_50']['median'] / cd['baseline_matmul']['median']:.2f}"
+                 " x its matrix product", "< 5 s"))
+
+    results["table"] = [dict(zip(("what", "time", "ratio", "target"), r)) for r in rows]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    width = max(len(r[0]) for r in rows)
+    print(f"{'what':<{width}}  {'median [min, max]':<28}  ratio (target)")
+    for what, time, ratio, target in rows:
+        print(f"{what:<{width}}  {time:<28}  {ratio} ({target})")
+    print(f"written: {RESULTS / 'results.json'}")
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv[1:])
