@@ -9,6 +9,7 @@ resolves.  Screenshots of two pages are saved in ``_build/browser/``.
 
 import functools
 import http.server
+import os
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,7 +21,8 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "browser"
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium by default; CHROMIUM_PATH points elsewhere (e.g. a CI image's Chrome).
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # Flags that keep Chromium from calling home on a machine without a network.
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
