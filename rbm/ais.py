@@ -54,8 +54,10 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
+from rbm.exact import all_states
 from rbm.model import RBM
 from rbm.special import logsumexp, sigmoid, softplus
+from rbm.transition import MAX_TRANSITION_BITS, gibbs_transition_matrix
 
 __all__ = [
     "AISResult",
@@ -64,6 +66,8 @@ __all__ = [
     "base_rate_model",
     "base_log_partition",
     "log_mean_weight",
+    "intermediate_model",
+    "exact_weight_moments",
     "ais_log_partition",
     "reverse_ais_log_partition",
 ]
@@ -300,6 +304,147 @@ def log_mean_weight(log_weights):
     scaled = np.exp(ell - ell.max())
     std_error = np.std(scaled, ddof=1) / (np.sqrt(n) * scaled.mean())
     return float(logsumexp(ell) - np.log(n)), float(std_error)
+
+
+def intermediate_model(model, beta, *, base_biases=None):
+    r"""The RBM :math:`(\beta W,\ (1-\beta)\, b_A + \beta b,\ \beta c)` whose marginal is the AIS distribution :math:`p_\beta(v)`.
+
+    Tempering the joint energy, :math:`(1-\beta) E_A + \beta E_B`, gives a
+    distribution on :math:`(v, h^A, h^B)` whose marginal on ``v`` is
+
+    .. math::
+        p_\beta^*(v) = 2^{n_\text{hidden}}\, e^{((1-\beta) b_A + \beta b)^\top v}
+        \prod_j \big(1 + e^{\beta (c_j + (v^\top W)_j)}\big)
+        = 2^{n_\text{hidden}}\, e^{-F_\beta(v)},
+
+    with :math:`F_\beta` the free energy of the returned model: the base
+    model's hidden units contribute only the constant :math:`2^{n_\text{hidden}}`.
+    So :math:`p_\beta(v)` is exactly the visible marginal of an ordinary
+    RBM, the one a Gibbs sweep at :math:`\beta` in :func:`ais_log_partition`
+    samples; :math:`\beta = 1` gives `model` back and :math:`\beta = 0` the
+    base-rate model.
+
+    Parameters
+    ----------
+    model : RBM
+        The target model :math:`B`.
+    beta : float
+        Inverse temperature in :math:`[0, 1]`.
+    base_biases : array_like of shape (n_visible,), optional
+        :math:`b_A`; zeros (the uniform base) when omitted.
+
+    Returns
+    -------
+    RBM
+
+    Examples
+    --------
+    >>> model = RBM.random(3, 2, scale=1.0, bias_scale=1.0, rng=0)
+    >>> half = intermediate_model(model, 0.5, base_biases=[1.0, 1.0, 1.0])
+    >>> bool(np.allclose(half.W, 0.5 * model.W) and np.allclose(half.b, 0.5 + 0.5 * model.b))
+    True
+    >>> bool(np.all(intermediate_model(model, 0.0).W == 0))
+    True
+    """
+    model = check_model(model)
+    beta = check_positive_float(beta, "beta", allow_zero=True)
+    if beta > 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta}")
+    b_A = _base_biases_from(model, None, base_biases)
+    return RBM(beta * model.W, (1.0 - beta) * b_A + beta * model.b, beta * model.c)
+
+
+def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
+    r"""Exact :math:`\log \mathbb{E}[w]` and :math:`\mathbb{E}[\log w]` of the forward AIS weight, by enumeration.
+
+    The forward run of :func:`ais_log_partition` draws :math:`v_1 \sim p_0`
+    and :math:`v_{k+1} \sim T_k(v_k, \cdot)` for :math:`k = 1, \dots, K-1`,
+    and its weight is :math:`w = \prod_{k=1}^K r_k(v_k)` with
+    :math:`r_k = p_k^* / p_{k-1}^*`.  Over the :math:`2^{n_\text{visible}}`
+    visible states both moments follow from forward recursions,
+
+    .. math::
+        \alpha_1 = p_0 \odot r_1,\quad \alpha_{k+1} = (\alpha_k T_k) \odot r_{k+1},
+        \quad \mathbb{E}[w] = \textstyle\sum_v \alpha_K(v);
+        \qquad
+        q_1 = p_0,\quad q_{k+1} = q_k T_k,
+        \quad \mathbb{E}[\log w] = \textstyle\sum_k q_k^\top \log r_k .
+
+    When every :math:`T_k` leaves :math:`p_k` invariant,
+    :math:`\mathbb{E}[w] = Z_B / Z_A` exactly, and by Jensen's inequality
+    :math:`\mathbb{E}[\log w] \le \log(Z_B / Z_A)`.
+
+    Parameters
+    ----------
+    model : RBM
+        The target model, with ``n_visible <= rbm.transition.MAX_TRANSITION_BITS``.
+    betas : int or array_like of shape (K + 1,)
+        As in :func:`ais_log_partition`.
+    base_biases : array_like of shape (n_visible,), optional
+        :math:`b_A`; zeros (the uniform base) when omitted.
+    transitions : sequence of K - 1 ndarrays of shape (2**n_visible, 2**n_visible), optional
+        Row-stochastic matrices :math:`T_1, \dots, T_{K-1}` (states ordered as
+        in :func:`rbm.exact.all_states`).  By default the exact Gibbs sweep
+        at :math:`\beta_k`, :func:`rbm.transition.gibbs_transition_matrix`
+        of :func:`intermediate_model`, which is what :func:`ais_log_partition`
+        applies.  Other transitions let one see what breaks unbiasedness.
+
+    Returns
+    -------
+    (float, float)
+        :math:`\log \mathbb{E}[w]` and :math:`\mathbb{E}[\log w]`.
+
+    Examples
+    --------
+    >>> from rbm import exact
+    >>> model = RBM.random(3, 2, scale=1.0, bias_scale=1.0, rng=0)
+    >>> log_mean, mean_log = exact_weight_moments(model, 4)
+    >>> log_ratio = exact.log_partition(model) - base_log_partition(np.zeros(3), 2)
+    >>> bool(np.isclose(log_mean, log_ratio, rtol=0, atol=1e-12)), bool(mean_log < log_ratio)
+    (True, True)
+    """
+    model = check_model(model)
+    if model.n_visible > MAX_TRANSITION_BITS:
+        raise ValueError(f"exact_weight_moments holds distributions over all visible states; "
+                         f"n_visible must be at most {MAX_TRANSITION_BITS}, got {model.n_visible}")
+    betas = _check_betas(betas)
+    b_A = _base_biases_from(model, None, base_biases)
+    n_steps = len(betas) - 1
+    n_states = 2**model.n_visible
+    if transitions is None:
+        transitions = [gibbs_transition_matrix(intermediate_model(model, beta, base_biases=b_A))
+                       for beta in betas[1:-1]]
+    else:
+        transitions = [_check_transition(T, n_states, k)
+                       for k, T in enumerate(transitions, start=1)]
+        if len(transitions) != n_steps - 1:
+            raise ValueError(f"transitions must hold K - 1 = {n_steps - 1} matrices, "
+                             f"got {len(transitions)}")
+    V = all_states(model.n_visible)
+    # log p_k^*(v) up to the constant 2**n_hidden, which cancels in every ratio.
+    log_p = np.array([-intermediate_model(model, beta, base_biases=b_A).free_energy(V)
+                      for beta in betas])
+    log_ratio = np.diff(log_p, axis=0)  # row k - 1 holds log r_k
+    q = np.exp(V @ b_A - softplus(b_A).sum())  # p_0 = p_A, exactly
+    log_alpha = np.log(q) + log_ratio[0]
+    mean_log = float(q @ log_ratio[0])
+    for k, T in enumerate(transitions, start=1):
+        q = q @ T
+        shift = log_alpha.max()
+        with np.errstate(divide="ignore"):  # a state T cannot reach has weight 0
+            log_alpha = np.log(np.exp(log_alpha - shift) @ T) + shift + log_ratio[k]
+        mean_log += float(q @ log_ratio[k])
+    return float(logsumexp(log_alpha)), mean_log
+
+
+def _check_transition(T, n_states, k):
+    arr = as_float_array(T, f"transitions[{k - 1}]")
+    if arr.shape != (n_states, n_states):
+        raise ValueError(f"transitions[{k - 1}] must have shape ({n_states}, {n_states}), "
+                         f"got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not np.allclose(arr.sum(axis=1), 1.0):
+        raise ValueError(f"transitions[{k - 1}] must be row-stochastic")
+    return arr
 
 
 def ais_log_partition(model, *, n_runs=100, betas=_PAPER_STEPS, rng, data=None,

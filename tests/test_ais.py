@@ -13,6 +13,7 @@ from scipy import stats
 
 import rbm
 from rbm import ais, exact
+from rbm.transition import gibbs_transition_matrix
 from conftest import brute_energy, brute_log_partition, joint_states
 
 # (n_visible, n_hidden, weight and bias scale, seed) of the models AIS is checked on.
@@ -205,6 +206,117 @@ def test_reverse_ais_with_two_temperatures_is_the_reciprocal_importance_weight()
     expected = model.free_energy(states) - base_free_energy
     assert np.allclose(result.log_weights, expected, rtol=1e-12, atol=1e-12)
     assert np.array_equal(result.final_states, states)
+
+
+# -- the intermediate distributions and the exact moments of the weight ------------
+
+
+@settings(max_examples=20, deadline=None)
+@given(beta=st.sampled_from([0.0, 0.3, 0.75, 1.0]), seed=st.integers(0, 2**32 - 1))
+def test_intermediate_model_free_energy_is_the_tempered_joint_summed_over_both_hidden_layers(
+        beta, seed):
+    # Enumerate (v, h_A, h_B) with the plain-loop energy of conftest: the
+    # marginal of exp(-(1 - beta) E_A - beta E_B) must be 2**n_hidden exp(-F_beta(v)).
+    draw = np.random.default_rng(seed)
+    model = rbm.RBM.random(3, 2, scale=1.5, bias_scale=1.0, rng=draw)
+    base_biases = draw.standard_normal(3)
+    base = ais.base_rate_model(base_biases, 2)
+    vs, hs = joint_states(3, 2)
+    tempered = ais.intermediate_model(model, beta, base_biases=base_biases)
+    for v in exact.all_states(3):
+        terms = [-(1 - beta) * brute_energy(base, v, h_A) - beta * brute_energy(model, v, h_B)
+                 for v_A, h_A in zip(vs, hs) if np.array_equal(v_A, v)
+                 for v_B, h_B in zip(vs, hs) if np.array_equal(v_B, v)]
+        expected = np.logaddexp.reduce(terms)
+        assert -tempered.free_energy(v) + 2 * np.log(2.0) == pytest.approx(expected, rel=1e-12,
+                                                                           abs=1e-12)
+
+
+def test_intermediate_model_ends_at_the_base_and_at_the_target():
+    model = make_model(5, 3, 1.0, 21)
+    base_biases = np.linspace(-1.0, 1.0, 5)
+    start = ais.intermediate_model(model, 0.0, base_biases=base_biases)
+    end = ais.intermediate_model(model, 1.0, base_biases=base_biases)
+    base = ais.base_rate_model(base_biases, 3)
+    assert np.array_equal(start.W, base.W) and np.array_equal(start.b, base.b)
+    assert np.array_equal(start.c, base.c)
+    assert np.array_equal(end.W, model.W) and np.array_equal(end.b, model.b)
+    assert np.array_equal(end.c, model.c)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n_steps=st.integers(1, 12), seed=st.integers(0, 2**32 - 1))
+def test_exact_mean_weight_is_the_ratio_of_partition_functions_for_any_schedule(n_steps, seed):
+    draw = np.random.default_rng(seed)
+    model = rbm.RBM.random(4, 3, scale=1.5, bias_scale=1.0, rng=draw)
+    base_biases = draw.standard_normal(4)
+    betas = np.concatenate([[0.0], np.sort(draw.uniform(0.01, 0.99, n_steps - 1)), [1.0]])
+    if np.any(np.diff(betas) <= 0):
+        return
+    log_mean, mean_log = ais.exact_weight_moments(model, betas, base_biases=base_biases)
+    log_ratio = exact.log_partition(model) - ais.base_log_partition(base_biases, 3)
+    assert log_mean == pytest.approx(log_ratio, rel=1e-11, abs=1e-11)
+    assert mean_log <= log_ratio + 1e-12  # Jensen
+
+
+def test_identity_transitions_keep_the_mean_weight_and_give_plain_importance_sampling():
+    # The identity leaves every distribution invariant; the weight telescopes to
+    # p*_B(v_1) / p*_A(v_1), so E[log w] is that of two temperatures.
+    model = make_model(4, 3, 1.0, 22)
+    betas = ais.default_betas(6)
+    identity = [np.eye(16)] * 5
+    log_mean, mean_log = ais.exact_weight_moments(model, betas, transitions=identity)
+    plain_mean, plain_log = ais.exact_weight_moments(model, [0.0, 1.0])
+    assert log_mean == pytest.approx(plain_mean, rel=1e-12)
+    assert mean_log == pytest.approx(plain_log, rel=1e-12)
+
+
+def test_sweeps_at_the_next_temperature_bias_the_mean_weight():
+    # T_k must leave p_k invariant; a sweep at beta_{k+1} (an off-by-one) does not.
+    model = make_model(4, 3, 2.0, 23)
+    betas = ais.default_betas(5)
+    shifted = [gibbs_transition_matrix(ais.intermediate_model(model, beta))
+               for beta in betas[2:]]
+    log_mean, _ = ais.exact_weight_moments(model, betas, transitions=shifted)
+    log_ratio = exact.log_partition(model) - ais.base_log_partition(np.zeros(4), 3)
+    assert abs(log_mean - log_ratio) > 1e-2
+
+
+def test_jensen_gap_of_the_exact_mean_log_weight_closes_as_temperatures_are_added():
+    model = make_model(5, 4, 1.5, 24)
+    log_ratio = exact.log_partition(model) - ais.base_log_partition(np.zeros(5), 4)
+    gaps = [log_ratio - ais.exact_weight_moments(model, np.linspace(0, 1, n + 1))[1]
+            for n in (1, 4, 16, 64)]
+    assert all(gap > 0 for gap in gaps)
+    assert all(later < earlier for earlier, later in zip(gaps, gaps[1:]))
+    assert gaps[-1] < gaps[0] / 10
+
+
+def test_sampled_log_weights_have_the_exact_mean_log_weight():
+    # The sampler and the exact recursion describe the same chain: the mean of
+    # 20,000 sampled log-weights lies within 4 standard errors of E[log w]
+    # (significance about 6e-5 under the central limit theorem).
+    model = make_model(5, 4, 1.0, 25)
+    base_biases = np.array([0.5, -0.5, 0.0, 1.0, -1.0])
+    betas = ais.default_betas(8)
+    _, mean_log = ais.exact_weight_moments(model, betas, base_biases=base_biases)
+    result = ais.ais_log_partition(model, n_runs=20_000, betas=betas, rng=26,
+                                   base_biases=base_biases)
+    ell = result.log_weights
+    assert abs(ell.mean() - mean_log) < 4 * ell.std(ddof=1) / np.sqrt(ell.size)
+
+
+def test_bad_arguments_to_the_exact_moments_are_refused_by_name(tiny_model):
+    with pytest.raises(ValueError, match="beta must be in"):
+        ais.intermediate_model(tiny_model, 1.5)
+    with pytest.raises(ValueError, match="transitions must hold K - 1 = 2 matrices"):
+        ais.exact_weight_moments(tiny_model, 3, transitions=[np.eye(16)])
+    with pytest.raises(ValueError, match=r"transitions\[0\] must have shape \(16, 16\)"):
+        ais.exact_weight_moments(tiny_model, 2, transitions=[np.eye(8)])
+    with pytest.raises(ValueError, match=r"transitions\[0\] must be row-stochastic"):
+        ais.exact_weight_moments(tiny_model, 2, transitions=[2 * np.eye(16)])
+    with pytest.raises(ValueError, match="n_visible must be at most"):
+        ais.exact_weight_moments(rbm.RBM.random(15, 2, rng=0), 2)
 
 
 # -- the summary of the weights ---------------------------------------------------

@@ -4,8 +4,9 @@ Usage: python tools/execute_notebooks.py chapters/*.ipynb
 
 Each notebook runs top to bottom in a fresh kernel of the current Python,
 with PYTHONHASHSEED=0 and the notebook's folder as working directory.
-Execution timestamps are not recorded, so re-running an unchanged
-notebook leaves no diff.
+Execution timestamps are not recorded, and consecutive pieces of one
+stream (which the kernel flushes at timing-dependent points) are merged
+into one output, so re-running an unchanged notebook leaves no diff.
 """
 
 import os
@@ -29,7 +30,22 @@ def execute(path):
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.metadata.pop("ExecuteTime", None)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     nbformat.write(nb, path)
+
+
+def merge_streams(outputs):
+    """Join each run of consecutive stream outputs with the same name into one output."""
+    merged = []
+    for out in outputs:
+        previous = merged[-1] if merged else None
+        if (out.output_type == "stream" and previous is not None
+                and previous.output_type == "stream" and previous.name == out.name):
+            previous.text += out.text
+        else:
+            merged.append(out)
+    return merged
 
 
 def main(paths):
