@@ -11,14 +11,14 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench execute clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
-	@echo "make execute  re-execute every notebook in place, deterministically"
+	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
 setup: $(STAMP)
@@ -61,6 +61,10 @@ bench: $(BENCH_STAMP)
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
+	$(PY) tools/index_of_checks.py
+
+checks-index: $(STAMP)
+	$(PY) tools/index_of_checks.py
 
 clean:
 	rm -rf _build

@@ -1,0 +1,20 @@
+"""The index of checks (checks.md) is generated from the notebooks and kept current."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("index_of_checks", ROOT / "tools/index_of_checks.py")
+index = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(index)
+
+
+def test_index_of_checks_is_current():
+    assert (ROOT / "checks.md").read_text() == index.render(), (
+        "checks.md is stale: run `make checks-index`")
+
+
+def test_every_chapter_in_the_toc_contributes_verdicts():
+    for path in index.toc_notebooks():
+        _, rows = index.collect(path)
+        assert rows, f"{path.name} prints no 'verdict:' line"

@@ -1,0 +1,98 @@
+"""Write checks.md: every verdict the book prints, linked to the section that checks it.
+
+Usage: python tools/index_of_checks.py [--check]
+
+A chapter states a claim, then a code cell asserts it and prints a line
+starting with "verdict:". This script walks the notebooks in the order of
+_toc.yml, collects those lines with the section they appear in, and writes
+the index page. With --check it only compares: tests/test_index_of_checks.py
+fails when the committed page is stale.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from docutils.nodes import make_id
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "checks.md"
+HEADER = """# Index of checks
+
+Every claim that a chapter checks by machine, in reading order: each row is
+the one-line verdict a code cell prints after its assertion passed, linked to
+the section that states the claim. The page is generated from the executed
+notebooks by `tools/index_of_checks.py`, and a test fails when it is stale.
+"""
+
+
+def toc_notebooks():
+    toc = (ROOT / "_toc.yml").read_text()
+    return [ROOT / f"{name}.ipynb" for name in re.findall(r"file:\s*(chapters/[\w-]+)", toc)
+            if (ROOT / f"{name}.ipynb").exists()]
+
+
+def heading_text(line):
+    """A heading's text as docutils makes its id: inline math and code lose their markers."""
+    return re.sub(r"[`$]", "", line.lstrip("#").strip())
+
+
+def collect(path):
+    nb = json.loads(path.read_text())
+    title, section, slug, rows = path.stem, None, None, []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            in_fence = False
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith(("```", ":::")):
+                    in_fence = not in_fence
+                if in_fence or not re.match(r"^#{1,3} ", line):
+                    continue
+                text = heading_text(line)
+                if line.startswith("# "):
+                    title = text
+                    continue
+                section, slug = text, make_id(text)
+        elif cell["cell_type"] == "code":
+            for out in cell.get("outputs", []):
+                if out.get("output_type") != "stream" or out.get("name") != "stdout":
+                    continue
+                for line in "".join(out["text"]).splitlines():
+                    if line.startswith("verdict:"):
+                        rows.append((section, slug, line[len("verdict:"):].strip()))
+    return title, rows
+
+
+def render():
+    parts, total = [HEADER], 0
+    for path in toc_notebooks():
+        title, rows = collect(path)
+        if not rows:
+            continue
+        total += len(rows)
+        # Section ids are docutils' (the browser test checks every anchor); MyST does not
+        # resolve "#anchor" links into notebooks, so these are plain HTML links.
+        page = f"chapters/{path.stem}.html"
+        parts.append(f"\n## {title}\n\n| section | verdict |\n|---|---|")
+        for section, slug, verdict in rows:
+            where = (f'<a href="{page}#{slug}">{section}</a>' if section
+                     else f'<a href="{page}">{title}</a>')
+            parts.append(f"| {where} | {verdict.replace('|', '/')} |")
+    parts.insert(1, f"\n{total} checks in all.\n")
+    return "\n".join(parts) + "\n"
+
+
+def main(check=False):
+    text = render()
+    if check:
+        return PAGE.exists() and PAGE.read_text() == text
+    PAGE.write_text(text)
+    return True
+
+
+if __name__ == "__main__":
+    check = "--check" in sys.argv[1:]
+    ok = main(check)
+    if check and not ok:
+        raise SystemExit("checks.md is stale: run `make checks-index`")
