@@ -8,6 +8,9 @@ exact
     Exact log Z, likelihoods, distributions, KL and gradients by enumeration.
 special
     Stable softplus, sigmoid and log-sum-exp.
+symbolic
+    SymPy expressions of small RBMs and the checks behind the book's verdicts
+    (imported on its own: ``from rbm import symbolic``).
 """
 
 from rbm import exact
