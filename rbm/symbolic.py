@@ -42,6 +42,7 @@ __all__ = [
     "model_average",
     "check_equal",
     "check_close",
+    "check_at_most",
 ]
 
 # Symbolic sums enumerate every state; beyond this the expressions are too large to simplify.
@@ -444,3 +445,38 @@ def check_close(a, b, tol, name):
     if not gap <= tol:
         raise AssertionError(f"{name}: max |a - b| = {gap:.3g} > {tol:g}")
     print(f"verdict: {name} agree within {tol:g}")
+
+
+def check_at_most(a, b, tol, name):
+    r"""Assert ``a <= b + tol`` elementwise and print a one-line verdict.
+
+    For inequalities: a divergence that is never negative, a likelihood
+    that never falls during a run, a variance that is never larger.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Broadcastable arrays (or numbers).
+    tol : float
+        Slack allowed for rounding.
+    name : str
+        The inequality, for the verdict.
+
+    Raises
+    ------
+    AssertionError
+        If some entry of `a` exceeds `b` by more than `tol`.
+
+    Examples
+    --------
+    >>> check_at_most([0.0, 1.0], 1.0, 0.0, "entries at most one")
+    verdict: entries at most one holds within 0
+    >>> check_at_most(2.0, 1.0, 1e-9, "two at most one")
+    Traceback (most recent call last):
+    ...
+    AssertionError: two at most one: fails by 1 > 1e-09
+    """
+    excess = float(np.max(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)))
+    if not excess <= tol:
+        raise AssertionError(f"{name}: fails by {excess:.3g} > {tol:g}")
+    print(f"verdict: {name} holds within {tol:g}")

@@ -8,6 +8,7 @@ import rbm
 from rbm import exact
 from rbm.symbolic import (
     binary_states,
+    check_at_most,
     check_close,
     check_equal,
     conditional_h_expr,
@@ -149,3 +150,10 @@ def test_check_close_passes_within_and_fails_beyond_tolerance(capsys):
         check_close(g, g * 1.01, 1e-3, "gradients")
     with pytest.raises(AssertionError, match="shapes"):
         check_close(np.zeros(2), np.zeros(3), 1.0, "vectors")
+
+
+def test_check_at_most_allows_the_slack_and_no_more(capsys):
+    check_at_most(np.array([1.0 + 1e-12, 0.5]), 1.0, 1e-9, "bounded")
+    assert capsys.readouterr().out == "verdict: bounded holds within 1e-09\n"
+    with pytest.raises(AssertionError, match="fails by"):
+        check_at_most([0.0, 1.1], [0.0, 1.0], 1e-9, "bounded")
