@@ -316,25 +316,29 @@ def _entries(x):
 
 
 def _numeric_difference(d, rng):
-    """Largest |d| at a few random real points (0 for constants)."""
+    """Largest |d| at a few random points that respect the symbols' signs (0 for constants)."""
     symbols = sorted(d.free_symbols, key=sp.default_sort_key)
     worst = 0.0
     for _ in range(3):
-        point = {s: sp.Float(rng.uniform(-1.5, 1.5), 30) for s in symbols}
+        point = {s: sp.Float(rng.uniform(0.1, 2.0) if s.is_nonnegative else rng.uniform(-1.5, 1.5),
+                             30) for s in symbols}
         value = complex(sp.N(d.xreplace(point), 30))
         worst = max(worst, abs(value))
     return worst
 
 
 def _exp_log_normal(d):
-    r"""Rewrite `d` with every :math:`e^{\pm m}` of a monomial `m` as a positive symbol.
+    r"""Rewrite `d` as a rational function, with every :math:`e^{m}` of a monomial as a power.
 
-    After ``expand(power_exp=True)`` each exponential has a monomial
-    argument; naming it :math:`u > 0` turns sums of exponentials into
-    polynomials, whose logarithms SymPy can factor and split (valid since
-    every argument is then positive).  ``log(u)`` is put back as ``m``.
+    ``expand_power_exp`` splits each exponential of a sum into a product of
+    exponentials of monomials; naming :math:`e^{m} = u > 0` (and
+    :math:`e^{k m} = u^k`) turns sums of exponentials into polynomials,
+    whose logarithms SymPy can factor and split (valid since every argument
+    is then positive); ``log(u)`` is put back as ``m``.  What remains is a
+    rational function of the :math:`u` (and of any other atoms), which
+    ``cancel`` brings to a unique normal form using polynomial arithmetic.
     """
-    d = sp.expand(d, power_exp=True, log=False, mul=True, multinomial=False)
+    d = sp.expand_power_exp(d)
     names, back = {}, {}
     replace = {}
     for e in sorted(d.atoms(sp.exp), key=sp.default_sort_key):
@@ -351,17 +355,17 @@ def _exp_log_normal(d):
 
     d = d.replace(lambda e: isinstance(e, sp.log), lambda e: split_log(e.args[0]))
     d = d.xreplace({sp.log(u): m for u, m in back.items()})
-    return sp.cancel(sp.together(sp.expand(d)))
+    return sp.cancel(sp.together(d))
 
 
 def check_equal(lhs, rhs, name, *, seed=0):
     r"""Prove ``lhs == rhs`` with SymPy, or raise :class:`AssertionError`; print a verdict.
 
     The difference is first evaluated at random real points (a false
-    identity fails there at once); then it must reduce to exactly zero by
-    ``sympy.expand``, by ``sympy.simplify``, or by rewriting exponentials
-    of monomials as positive symbols (:func:`_exp_log_normal`), tried in
-    that order.  Numeric agreement alone never passes.
+    identity fails there at once); then it must reduce to exactly zero,
+    either as a rational function after naming exponentials of monomials
+    as positive symbols (:func:`_exp_log_normal`) or by ``sympy.simplify``,
+    tried in that order.  Numeric agreement alone never passes.
 
     Parameters
     ----------
@@ -382,7 +386,7 @@ def check_equal(lhs, rhs, name, *, seed=0):
     --------
     >>> x = sp.Symbol("x", real=True)
     >>> check_equal(sp.diff(softplus_expr(x), x), sigmoid_expr(x), "softplus' = sigmoid")
-    verdict: softplus' = sigmoid holds (SymPy: simplify)
+    verdict: softplus' = sigmoid holds (SymPy: rational normal form)
     >>> check_equal(sp.diff(softplus_expr(x), x), -sigmoid_expr(x), "a wrong sign")
     Traceback (most recent call last):
     ...
@@ -398,15 +402,15 @@ def check_equal(lhs, rhs, name, *, seed=0):
         gap = _numeric_difference(d, rng)
         if gap > 1e-12:
             raise AssertionError(f"{name} is false: the sides differ by {gap:.3g} at a random point")
-        if sp.expand(d) == 0:
-            methods.append("expand")
+        if d == 0:
+            methods.append("identical")
+        elif _exp_log_normal(d) == 0:
+            methods.append("rational normal form")
         elif sp.simplify(d) == 0:
             methods.append("simplify")
-        elif _exp_log_normal(d) == 0:
-            methods.append("exp-log normal form")
         else:
             raise AssertionError(f"{name}: SymPy could not reduce the difference to zero")
-    used = ", ".join(m for m in ("expand", "simplify", "exp-log normal form") if m in methods)
+    used = ", ".join(m for m in ("identical", "rational normal form", "simplify") if m in methods)
     entries = f"{len(left)} entries, " if len(left) > 1 else ""
     print(f"verdict: {name} holds ({entries}SymPy: {used})")
 

@@ -157,3 +157,9 @@ def test_check_at_most_allows_the_slack_and_no_more(capsys):
     assert capsys.readouterr().out == "verdict: bounded holds within 1e-09\n"
     with pytest.raises(AssertionError, match="fails by"):
         check_at_most([0.0, 1.1], [0.0, 1.0], 1e-9, "bounded")
+
+
+def test_check_equal_respects_positive_symbols(capsys):
+    p = sp.symbols("p_1:4", positive=True)
+    check_equal(sp.log(sp.prod(p)), sum(sp.log(x) for x in p), "log of a product")
+    assert "holds" in capsys.readouterr().out
