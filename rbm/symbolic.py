@@ -317,6 +317,10 @@ def _entries(x):
 
 def _numeric_difference(d, rng):
     """Largest |d| at a few random points that respect the symbols' signs (0 for constants)."""
+    # Derivatives and undefined functions, as in (log(k/Z))', are independent unknowns here.
+    for kind in (sp.Derivative, sp.core.function.AppliedUndef):
+        d = d.xreplace({a: sp.Dummy(positive=a.is_positive)
+                        for a in sorted(d.atoms(kind), key=sp.default_sort_key)})
     symbols = sorted(d.free_symbols, key=sp.default_sort_key)
     worst = 0.0
     for _ in range(3):

@@ -163,3 +163,12 @@ def test_check_equal_respects_positive_symbols(capsys):
     p = sp.symbols("p_1:4", positive=True)
     check_equal(sp.log(sp.prod(p)), sum(sp.log(x) for x in p), "log of a product")
     assert "holds" in capsys.readouterr().out
+
+
+def test_check_equal_handles_undefined_functions_and_their_derivatives(capsys):
+    t = sp.Symbol("theta", real=True)
+    k, Z = sp.Function("k", positive=True)(t), sp.Function("Z", positive=True)(t)
+    check_equal(sp.diff(-sp.log(k / Z), t), -sp.diff(k, t) / k + sp.diff(Z, t) / Z, "chain rule")
+    assert "holds" in capsys.readouterr().out
+    with pytest.raises(AssertionError):
+        check_equal(sp.diff(-sp.log(k / Z), t), sp.diff(k, t) / k - sp.diff(Z, t) / Z, "flipped")
