@@ -339,8 +339,10 @@ def _exp_log_normal(d):
     :math:`e^{k m} = u^k`) turns sums of exponentials into polynomials,
     whose logarithms SymPy can factor and split (valid since every argument
     is then positive); ``log(u)`` is put back as ``m``.  What remains is a
-    rational function of the :math:`u` (and of any other atoms), which
-    ``cancel`` brings to a unique normal form using polynomial arithmetic.
+    rational function of the :math:`u` (and of any other atoms): it is zero
+    exactly when the numerator of its ``together`` form, expanded as a
+    polynomial (``sympy.Poly``), is zero.  Returns 0 in that case, and the
+    numerator otherwise.
     """
     d = sp.expand_power_exp(d)
     names, back = {}, {}
@@ -359,7 +361,11 @@ def _exp_log_normal(d):
 
     d = d.replace(lambda e: isinstance(e, sp.log), lambda e: split_log(e.args[0]))
     d = d.xreplace({sp.log(u): m for u, m in back.items()})
-    return sp.cancel(sp.together(d))
+    numerator, _ = sp.fraction(sp.together(d))
+    try:
+        return sp.Integer(0) if sp.Poly(numerator).is_zero else numerator
+    except sp.polys.polyerrors.GeneratorsNeeded:  # a constant
+        return sp.expand(numerator)
 
 
 def check_equal(lhs, rhs, name, *, seed=0):
