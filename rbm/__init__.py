@@ -10,6 +10,9 @@ transition
     The exact Gibbs transition and the exact expectation of the CD-k estimate.
 special
     Stable softplus, sigmoid and log-sum-exp.
+symbolic
+    SymPy expressions of small RBMs and the checks behind the book's verdicts
+    (imported on its own: ``from rbm import symbolic``).
 sampling
     Block Gibbs steps, chains and many-chain sampling of the model.
 estimators

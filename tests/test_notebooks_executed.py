@@ -63,3 +63,16 @@ def test_first_cell_is_a_title(notebook):
 def test_listed_in_table_of_contents(notebook):
     path, _ = notebook
     assert f"chapters/{path.stem}" in TOC, f"{path.name} is not in _toc.yml"
+
+
+def test_no_inline_formula_is_broken_before_a_list_marker(notebook):
+    """A line starting with '+ ' or '- ' inside an open $...$ becomes a list item, raw TeX."""
+    path, nb = notebook
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        lines = "".join(cell["source"]).split("\n")
+        for before, line in zip(lines, lines[1:]):
+            opened = before.count("$") % 2 == 1 and "$$" not in before
+            assert not (opened and re.match(r"^\s*[+*-] ", line)), (
+                f"{path.name}: inline formula broken before {line[:40]!r}")

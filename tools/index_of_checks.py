@@ -34,8 +34,8 @@ def toc_notebooks():
 
 
 def heading_text(line):
-    """A heading's text as docutils makes its id: inline math and code lose their markers."""
-    return re.sub(r"[`$]", "", line.lstrip("#").strip())
+    """A heading's markdown text (its math still in dollars)."""
+    return line.lstrip("#").strip()
 
 
 def collect(path):
@@ -53,7 +53,8 @@ def collect(path):
                 if line.startswith("# "):
                     title = text
                     continue
-                section, slug = text, make_id(text)
+                # docutils makes the id from the rendered text: math and code lose their markers
+                section, slug = text, make_id(re.sub(r"[`$]", "", text))
         elif cell["cell_type"] == "code":
             for out in cell.get("outputs", []):
                 if out.get("output_type") != "stream" or out.get("name") != "stdout":
@@ -74,11 +75,11 @@ def render():
         # Section ids are docutils' (the browser test checks every anchor); MyST does not
         # resolve "#anchor" links into notebooks, so these are plain HTML links.
         page = f"chapters/{path.stem}.html"
-        parts.append(f"\n## {title}\n\n| section | verdict |\n|---|---|")
+        parts.append(f"\n## {title}\n\n| section (&#8599; opens it) | verdict |\n|---|---|")
         for section, slug, verdict in rows:
-            where = (f'<a href="{page}#{slug}">{section}</a>' if section
-                     else f'<a href="{page}">{title}</a>')
-            parts.append(f"| {where} | {verdict.replace('|', '/')} |")
+            where = f"{section} <a href=\"{page}#{slug}\">&#8599;</a>" if section else (
+                f"<a href=\"{page}\">{title}</a>")
+            parts.append(f"| {where} | {verdict.replace('|', chr(92) + '|')} |")
     parts.insert(1, f"\n{total} checks in all.\n")
     return "\n".join(parts) + "\n"
 
