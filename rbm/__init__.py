@@ -22,6 +22,9 @@ ais
     Annealed importance sampling of log Z, forward and reverse.
 pseudolikelihood
     The exact and the one-bit stochastic pseudo-log-likelihood.
+symbolic
+    SymPy expressions of small RBMs and the checks behind the book's verdicts
+    (imported on its own: ``from rbm import symbolic``).
 """
 
 from rbm import ais, datasets, estimators, exact, pseudolikelihood, sampling, training, transition
