@@ -28,10 +28,10 @@ from rbm.exact import (
     empirical_distribution,
 )
 from rbm.model import Gradient
-from rbm.special import softplus
+from rbm.special import sigmoid, softplus
 
-__all__ = ["MAX_TRANSITION_BITS", "MAX_JOINT_BITS", "gibbs_transition_matrix",
-           "cd_expected_gradient"]
+__all__ = ["MAX_TRANSITION_BITS", "MAX_JOINT_BITS", "MAX_VARIANT_BITS", "gibbs_transition_matrix",
+           "cd_expected_gradient", "cd1_variant_expected_gradient"]
 
 # Distributions over visible states are held whole: at 14 visible units the
 # (2**14, 2**14) float64 transition matrix already takes 2 GiB.
@@ -39,6 +39,8 @@ MAX_TRANSITION_BITS = 14
 # Every (v, h) pair is visited (in blocks of bounded memory), once per step
 # or once to form T: the time limit of the other exact functions applies.
 MAX_JOINT_BITS = 30
+# cd1_variant_expected_gradient holds a (2**n_hidden, 2**n_visible) matrix per data row.
+MAX_VARIANT_BITS = 20
 # Entries of a conditional-probability block built at once: 16 MiB of float64.
 _CHUNK_ELEMENTS = 2**21
 
@@ -238,3 +240,108 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
         results[target] = Gradient(W=pos.vh - (V * r[:, None]).T @ P, b=pos.v - r @ V,
                                    c=pos.h - r @ P)
     return results[ks[0]] if single else [results[x] for x in ks]
+
+
+_RECONSTRUCTIONS = ("sample", "probabilities")
+_NEGATIVE_HIDDEN = ("reconstruction", "data")
+
+
+def cd1_variant_expected_gradient(model, data, *, reconstruction="sample",
+                                  negative_hidden="reconstruction"):
+    r"""The exact expectation of CD-1 and of two common variants of it, by enumeration.
+
+    From each data row :math:`v_0`, CD-1 draws :math:`h_0 \sim p(h \mid v_0)`
+    and a reconstruction :math:`v_1`, and subtracts negative statistics from
+    the positive ones :math:`v_0\, p(h{=}1 \mid v_0)^\top`:
+
+    .. math::
+        \mathbb{E}[\Delta W] = \langle v_0\, p(h{=}1 \mid v_0)^\top\rangle_q
+            - \Big\langle \sum_{h_0} p(h_0 \mid v_0)\,
+              \mathbb{E}\big[v_1\, s^\top \mid h_0\big] \Big\rangle_q ,
+
+    and likewise :math:`\Delta b` with :math:`v` and :math:`\Delta c` with
+    the hidden statistic.  The variants differ in the reconstruction and in
+    the hidden statistic :math:`s` of the negative phase:
+
+    * ``reconstruction="sample"``: :math:`v_1 \sim p(v \mid h_0)` (CD-1);
+      ``"probabilities"``: :math:`v_1 = p(v{=}1 \mid h_0)`, the mean-field
+      reconstruction, deterministic given :math:`h_0`;
+    * ``negative_hidden="reconstruction"``: :math:`s = p(h{=}1 \mid v_1)`
+      (CD-1); ``"data"``: :math:`s = h_0`, the hidden state of the data step.
+
+    With the defaults this is :func:`cd_expected_gradient` with ``k=1``,
+    computed independently here by enumerating every pair
+    :math:`(h_0, v_1)` for each data row.
+
+    Parameters
+    ----------
+    model : RBM
+        With ``n_visible + n_hidden <= MAX_VARIANT_BITS``.
+    data : array_like of shape (n_samples, n_visible)
+        Zeros and ones; each row starts one chain.
+    reconstruction : {"sample", "probabilities"}, default "sample"
+    negative_hidden : {"reconstruction", "data"}, default "reconstruction"
+
+    Returns
+    -------
+    Gradient
+        The expectation of the estimate, in the ascent direction.
+
+    Raises
+    ------
+    ValueError
+        For an unknown variant, a model beyond ``MAX_VARIANT_BITS``, or data
+        that are not binary with ``n_visible`` columns.
+
+    Notes
+    -----
+    With ``negative_hidden="data"`` the expected hidden-bias update is zero
+    for every model: both phases then average :math:`h_0`, whose mean is
+    :math:`p(h{=}1 \mid v_0)`.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> model = RBM.random(4, 3, scale=1.0, rng=0)
+    >>> data = [[1, 0, 1, 0], [0, 1, 0, 1]]
+    >>> cd1 = cd1_variant_expected_gradient(model, data)
+    >>> bool((cd1 - cd_expected_gradient(model, data, k=1)).max_abs() < 1e-12)
+    True
+    >>> mean_field = cd1_variant_expected_gradient(model, data, reconstruction="probabilities")
+    >>> bool((mean_field - cd1).max_abs() > 1e-3)
+    True
+    >>> wrong_step = cd1_variant_expected_gradient(model, data, negative_hidden="data")
+    >>> bool(np.abs(wrong_step.c).max() < 1e-12)
+    True
+    """
+    check_model(model)
+    if reconstruction not in _RECONSTRUCTIONS:
+        raise ValueError(f"reconstruction must be 'sample' or 'probabilities', got {reconstruction!r}")
+    if negative_hidden not in _NEGATIVE_HIDDEN:
+        raise ValueError(
+            f"negative_hidden must be 'reconstruction' or 'data', got {negative_hidden!r}")
+    check_enumeration_size(model.n_visible + model.n_hidden,
+                           f"cd1_variant_expected_gradient with n_visible + n_hidden="
+                           f"{model.n_visible + model.n_hidden}", limit=MAX_VARIANT_BITS)
+    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    H = all_states(model.n_hidden)
+    V = all_states(model.n_visible)
+    pos = data_expectations(model, data)
+    # Weights p(h0 | v0) of every hidden state, one row per data vector.
+    p_h0 = _conditional(data @ model.W + model.c, H)
+    if reconstruction == "probabilities":
+        V1 = model.prob_v_given_h(H)                    # v1 as a function of h0
+        S = sigmoid(V1 @ model.W + model.c) if negative_hidden == "reconstruction" else H
+        w = p_h0.mean(axis=0)                           # weight of each h0, over the data
+        neg_vh, neg_v, neg_h = V1.T @ (w[:, None] * S), w @ V1, w @ S
+    else:
+        p_v1 = _conditional(H @ model.W.T + model.b, V)  # p(v1 | h0), (2**n_h, 2**n_v)
+        w = p_h0.mean(axis=0)[:, None] * p_v1           # weight of each pair (h0, v1)
+        r = w.sum(axis=0)                               # distribution of v1
+        if negative_hidden == "reconstruction":
+            P = model.prob_h_given_v(V)
+            neg_vh, neg_h = (V * r[:, None]).T @ P, r @ P
+        else:
+            neg_vh, neg_h = V.T @ w.T @ H, w.sum(axis=1) @ H
+        neg_v = r @ V
+    return Gradient(W=pos.vh - neg_vh, b=pos.v - neg_v, c=pos.h - neg_h)

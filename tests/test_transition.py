@@ -10,6 +10,8 @@ from rbm import RBM, exact
 from rbm.transition import (
     MAX_JOINT_BITS,
     MAX_TRANSITION_BITS,
+    MAX_VARIANT_BITS,
+    cd1_variant_expected_gradient,
     cd_expected_gradient,
     gibbs_transition_matrix,
 )
@@ -205,3 +207,75 @@ def test_an_empty_sequence_of_steps_is_refused(model):
         cd_expected_gradient(model, DATA, k=[])
     with pytest.raises(ValueError, match="k must be >= 1"):
         cd_expected_gradient(model, DATA, k=[3, 0])
+
+
+# -- CD-1 and its variants -----------------------------------------------------
+
+VARIANTS = [("sample", "reconstruction"), ("sample", "data"),
+            ("probabilities", "reconstruction"), ("probabilities", "data")]
+
+
+def _simulated_variant(model, data, reconstruction, negative_hidden, n_repeats, rng):
+    """Monte Carlo mean and standard error of the variant's estimate, one chain per row and repeat.
+
+    Written with plain NumPy from the definitions, sharing no code with the package.
+    """
+    def sig(x):
+        return 1.0 / (1.0 + np.exp(-x))
+
+    v0 = np.repeat(data, n_repeats, axis=0)
+    p0 = sig(v0 @ model.W + model.c)
+    h0 = (rng.random(p0.shape) < p0).astype(float)
+    mean_v1 = sig(h0 @ model.W.T + model.b)
+    v1 = mean_v1 if reconstruction == "probabilities" else (
+        rng.random(mean_v1.shape) < mean_v1).astype(float)
+    s = sig(v1 @ model.W + model.c) if negative_hidden == "reconstruction" else h0
+    # One estimate per chain: positive minus negative statistics, flattened as W, b, c.
+    per_chain = np.concatenate([
+        (v0[:, :, None] * p0[:, None, :] - v1[:, :, None] * s[:, None, :]).reshape(len(v0), -1),
+        v0 - v1, p0 - s], axis=1)
+    return per_chain.mean(axis=0), per_chain.std(axis=0, ddof=1) / np.sqrt(len(v0))
+
+
+def test_cd1_variant_defaults_equal_the_cd1_expectation(model):
+    got = cd1_variant_expected_gradient(model, DATA)
+    want = cd_expected_gradient(model, DATA, k=1)
+    assert (got - want).max_abs() < 1e-12
+
+
+@pytest.mark.parametrize("reconstruction, negative_hidden", VARIANTS)
+def test_cd1_variant_expectation_matches_simulation(model, reconstruction, negative_hidden):
+    # Every entry within 5 standard errors: a false alarm has probability below 1e-4 per test.
+    rng = np.random.default_rng(7)
+    mean, se = _simulated_variant(model, DATA, reconstruction, negative_hidden, 40_000, rng)
+    exact_value = cd1_variant_expected_gradient(
+        model, DATA, reconstruction=reconstruction, negative_hidden=negative_hidden).flat()
+    assert np.all(np.abs(mean - exact_value) <= 5 * se + 1e-12)
+
+
+def test_pairing_with_the_data_step_hidden_state_never_moves_the_hidden_biases(model):
+    for reconstruction in ("sample", "probabilities"):
+        g = cd1_variant_expected_gradient(model, DATA, reconstruction=reconstruction,
+                                          negative_hidden="data")
+        assert np.abs(g.c).max() < 1e-12
+
+
+def test_mean_field_reconstruction_changes_the_expectation(model):
+    cd1 = cd1_variant_expected_gradient(model, DATA)
+    mean_field = cd1_variant_expected_gradient(model, DATA, reconstruction="probabilities")
+    assert (mean_field - cd1).max_abs() > 1e-2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"reconstruction": "mean"}, "reconstruction must be"),
+    ({"negative_hidden": "h0"}, "negative_hidden must be"),
+])
+def test_unknown_cd1_variants_are_refused_by_name(model, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        cd1_variant_expected_gradient(model, DATA, **kwargs)
+
+
+def test_cd1_variant_refuses_models_beyond_its_enumeration_limit():
+    big = RBM.random(MAX_VARIANT_BITS - 3, 4, rng=0)
+    with pytest.raises(ValueError, match="n_visible \\+ n_hidden"):
+        cd1_variant_expected_gradient(big, np.zeros((1, MAX_VARIANT_BITS - 3)))
