@@ -6,7 +6,15 @@
   scripts from each page's context.
 - The theme template reads ``default_mode``, which nothing sets, and logs
   an error about the empty colour mode: set it.
+
+It also fills in the repository the book is published from, which only the
+publishing workflow knows: with ``BOOK_REPOSITORY_URL`` set (the GitHub
+Actions workflow sets it to its own repository), the pages get a repository
+button and Binder and Colab launch buttons for every notebook; without it
+(a local build) they get neither, rather than links to a guessed address.
 """
+
+import os
 
 
 def _script_key(js):
@@ -28,6 +36,25 @@ def fix_page_context(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+def repository_from_environment(app, config):
+    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip()
+    if not url:
+        return
+    options = config.html_theme_options
+    options["repository_url"] = url
+    options["repository_branch"] = os.environ.get("BOOK_REPOSITORY_BRANCH", "main")
+    options["path_to_docs"] = ""
+    options["use_repository_button"] = True
+    options["use_issues_button"] = True
+    options["launch_buttons"] = {
+        **options.get("launch_buttons", {}),
+        "notebook_interface": "jupyterlab",
+        "binderhub_url": "https://mybinder.org",
+        "colab_url": "https://colab.research.google.com",
+    }
+
+
 def setup(app):
+    app.connect("config-inited", repository_from_environment)
     app.connect("html-page-context", fix_page_context, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
