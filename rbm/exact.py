@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from rbm._validation import (
     MAX_DENSE_BITS,
@@ -55,9 +56,13 @@ __all__ = [
     "gibbs_transition_matrix",
 ]
 
-# Entries (states times units of the other layer) in one block of work: 512 KiB of float64,
-# a size that measured fastest here (benchmarks/bench_exact.py).
-_CHUNK_ELEMENTS = 2**16
+# Entries (states times units of the other layer) in one block of work: at most 8 MiB of
+# float64 for large enumerations, at least 128 KiB; sizes that measured fastest here
+# (benchmarks/bench_exact.py).
+_CHUNK_ELEMENTS = 2**20
+_MIN_CHUNK_ELEMENTS = 2**14
+# Enumerations smaller than this (states times units of the other layer) run in one thread.
+_THREADED_ELEMENTS = 2**22
 
 
 @dataclass(frozen=True)
@@ -313,13 +318,20 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     n_x, n_y = M.shape
     check_enumeration_size(
         n_x, "exact enumeration of the " + ("hidden" if swapped else "visible") + " layer")
+    if n_threads is None:
+        # Starting threads (and capping BLAS) costs milliseconds: small sums run in one.
+        n_threads = _default_threads() if 2**n_x * n_y >= _THREADED_ELEMENTS else 1
+    else:
+        n_threads = check_positive_int(n_threads, "n_threads")
     if chunk_size is None:
-        chunk_size = max(1, _CHUNK_ELEMENTS // n_y)
+        # Large blocks amortise the per-block Python work and let threads run in
+        # parallel; small problems keep small blocks, which stay in cache.
+        elements = min(_CHUNK_ELEMENTS, max(_MIN_CHUNK_ELEMENTS,
+                                            2**n_x * n_y // (64 * n_threads)))
+        chunk_size = max(1, elements // n_y)
     else:
         chunk_size = check_positive_int(chunk_size, "chunk_size")
     block_size = 2 ** min(n_x, chunk_size.bit_length() - 1)
-    n_threads = _default_threads() if n_threads is None else check_positive_int(
-        n_threads, "n_threads")
     enumeration = _Enumeration(a_x, a_y, M, block_size, moments)
     n_blocks = 2**enumeration.high_bits
     n_threads = min(n_threads, n_blocks)
@@ -327,7 +339,10 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     if n_threads == 1:
         parts = [enumeration.run(0, n_blocks)]
     else:
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        # Each thread's per-block matrix products are small: BLAS threads on top of
+        # ours would only oversubscribe the cores (measured: twice as slow).
+        with threadpool_limits(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(max_workers=n_threads) as pool:
             parts = list(pool.map(enumeration.run, bounds[:-1], bounds[1:]))
     acc = parts[0]
     for part in parts[1:]:
@@ -358,10 +373,12 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None):
         The layer to enumerate; ``None`` (default) takes the smaller one.
     chunk_size : int, optional
         States per block of work, rounded down to a power of two; by
-        default a block holds about 2**16 numbers (512 KiB), so memory is
+        default a block holds between 2**14 and 2**20 numbers (128 KiB to
+        8 MiB, growing with the enumeration), so memory is
         bounded by the block size and not by the number of states.
     n_threads : int, optional
-        Threads that share the blocks; by default one per available core.
+        Threads that share the blocks; by default one per available core
+        (one for small enumerations, below 2**22 states times units).
 
     Returns
     -------
