@@ -24,8 +24,7 @@ always sampled.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_positive_int, check_rng
-from rbm._validation import check_model
+from rbm._validation import check_binary, check_model, check_positive_int, check_rng
 from rbm.model import Gradient
 from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 

@@ -29,6 +29,7 @@ __all__ = [
     "rbm_symbols",
     "binary_states",
     "energy_expr",
+    "energy_derivative",
     "sigmoid_expr",
     "softplus_expr",
     "free_energy_by_sum",
@@ -141,6 +142,29 @@ def energy_expr(W, b, c, v, h):
     """
     b, c, v, h = (_column(x) for x in (b, c, v, h))
     return sp.expand(-(b.T * v)[0] - (c.T * h)[0] - (v.T * W * h)[0])
+
+
+def energy_derivative(W, b, c, v, h, theta):
+    r""":math:`\partial E(v, h) / \partial \theta` for one symbolic parameter `theta`.
+
+    Parameters
+    ----------
+    W, b, c, v, h
+        As in :func:`energy_expr`.
+    theta : sympy.Symbol
+        One entry of `W`, `b` or `c`.
+
+    Returns
+    -------
+    sympy.Expr
+
+    Examples
+    --------
+    >>> s = rbm_symbols(1, 1)
+    >>> energy_derivative(s.W, s.b, s.c, s.v, s.h, s.W[0, 0])
+    -h_1*v_1
+    """
+    return sp.diff(energy_expr(W, b, c, v, h), theta)
 
 
 def sigmoid_expr(x):

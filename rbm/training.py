@@ -20,11 +20,11 @@ import numpy as np
 
 from rbm._validation import (
     check_binary,
+    check_model,
     check_positive_float,
     check_positive_int,
     check_rng,
 )
-from rbm._validation import check_model
 from rbm.estimators import PersistentCD, _cd, _check_init, cd_gradient
 from rbm.exact import gradient as exact_gradient
 from rbm.exact import log_likelihood

@@ -172,3 +172,16 @@ def test_check_equal_handles_undefined_functions_and_their_derivatives(capsys):
     assert "holds" in capsys.readouterr().out
     with pytest.raises(AssertionError):
         check_equal(sp.diff(-sp.log(k / Z), t), sp.diff(k, t) / k - sp.diff(Z, t) / Z, "flipped")
+
+
+def test_energy_derivative_gives_the_rbm_partials():
+    """dE/dW_ij = -v_i h_j, dE/db_i = -v_i, dE/dc_j = -h_j, entry by entry."""
+    from rbm.symbolic import energy_derivative
+
+    s = rbm_symbols(2, 3)
+    for i in range(2):
+        for j in range(3):
+            assert energy_derivative(s.W, s.b, s.c, s.v, s.h, s.W[i, j]) == -s.v[i] * s.h[j]
+        assert energy_derivative(s.W, s.b, s.c, s.v, s.h, s.b[i]) == -s.v[i]
+    for j in range(3):
+        assert energy_derivative(s.W, s.b, s.c, s.v, s.h, s.c[j]) == -s.h[j]
