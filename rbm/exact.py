@@ -178,24 +178,26 @@ class _Accumulator:
     :math:`\langle x y^\top\rangle`, all scaled by :math:`e^{-m}`, so
     nothing overflows whatever the weights.  Every block of states shares
     its low bits, so the visible-side sum of weights is kept per low state
-    (``w_low``) and contracted with the low bits once, at the end.
+    (``w_low``) and contracted with the low bits once, at the end; the sums
+    behind the low-bit part of :math:`\langle x y^\top\rangle` are kept in
+    ``low``, whose shape the enumeration chooses.
     """
 
-    def __init__(self, n_high, n_low, n_y, n_low_states, moments):
+    def __init__(self, n_high, n_y, n_low_states, low_shape, moments):
         self.shift = -np.inf
         self.total = 0.0
         self.moments = moments
         if moments:
             self.w_low = np.zeros(n_low_states)   # sum over blocks of w, per low state
             self.s_y = np.zeros(n_y)              # sum of w E[y | x]
-            self.s_xy_low = np.zeros((n_y, n_low))
+            self.low = np.zeros(low_shape)
             self.s_x_high = np.zeros(n_high)
             self.s_xy_high = np.zeros((n_high, n_y))
 
     def _arrays(self):
         if not self.moments:
             return ()
-        return (self.w_low, self.s_y, self.s_xy_low, self.s_x_high, self.s_xy_high)
+        return (self.w_low, self.s_y, self.low, self.s_x_high, self.s_xy_high)
 
     def rescale_to(self, new_shift):
         """Express the sums relative to ``new_shift`` (>= the current shift)."""
@@ -222,23 +224,28 @@ class _Enumeration:
     so that :math:`\log \sum_y e^{-E} = a_x^\top x + \sum_j \operatorname{softplus}(u_j)`
     with :math:`u = a_y + M^\top x`.
 
-    The fast path rests on three facts:
+    State ``k`` is ``(high, low)`` in binary, so the pre-activations of a
+    block of ``2**L`` consecutive states are a table ``t`` of the low bits
+    (computed once) plus a vector ``o`` of the high bits: the blocks share
+    all per-state work but one cheap pass.  Blocks are laid out
+    units-by-states, so every reduction over units runs along contiguous
+    rows (vectorised), and the high-bit range is split between threads
+    (numpy releases the GIL in these loops).  Two ways to sum the softplus
+    terms of a block, both exact to rounding:
 
-    * state ``k`` is ``(high, low)`` in binary, so the pre-activations of a
-      block of ``2**L`` consecutive states are one table ``T`` (the low bits,
-      computed once) plus one vector (the high bits): an addition per
-      entry instead of a matrix product;
-    * :math:`\sum_j \operatorname{softplus}(u_j) = \tfrac12\sum_j (u_j + |u_j|)
-      + \log \prod_j (1 + e^{-|u_j|})`, where :math:`\sum_j u_j` is linear
-      in ``x`` and each product of at most 1000 factors in (1, 2] cannot
-      overflow: one ``exp`` per entry and one ``log`` per state, instead
-      of an ``exp`` and a ``log1p`` per entry;
-    * blocks are laid out units-by-states, so every reduction over units
-      runs along contiguous rows (vectorised), and the high-bit range is
-      split between threads (numpy releases the GIL in these loops).
+    * **product** (:class:`_ProductEnumeration`, used whenever the weights
+      allow it): :math:`1 + e^{t + o} = e^{o + c}\,(e^{t - c} + e^{-o - c})`
+      with a per-unit centre :math:`c`, and :math:`e^{t - c}` is computed once
+      for the whole enumeration.  A block then costs one addition and one
+      multiplication per entry and one ``log`` per state and group of units,
+      and **no** ``exp`` per entry; the conditional means come from one
+      division per entry.
+    * **stable** (:class:`_StableEnumeration`, for weights so large that a
+      centred factor could overflow):
+      :math:`\sum_j \operatorname{softplus}(u_j) = \tfrac12\sum_j (u_j + |u_j|)
+      + \log \prod_j (1 + e^{-|u_j|})`: one ``exp`` per entry, and products
+      of at most 1000 factors in (1, 2], which cannot overflow.
     """
-
-    _PRODUCT_BLOCK = 1000  # 2**1000 < 1.8e308: a product of 1000 factors in (1, 2] is finite
 
     def __init__(self, a_x, a_y, M, block_size, moments):
         self.n_x, self.n_y = M.shape
@@ -251,7 +258,6 @@ class _Enumeration:
         self.ones_and_low = np.hstack([np.ones((X_low.shape[0], 1)), X_low])
         # Units by states: reductions over units run along contiguous rows.
         self.table = np.ascontiguousarray((X_low @ M[low]).T + a_y[:, None])
-        self.table_sum = self.table.sum(axis=0)
         self.lin_low = X_low @ a_x[low]
         self.M_high = M[:self.high_bits]
         self.a_x_high = a_x[:self.high_bits]
@@ -259,29 +265,13 @@ class _Enumeration:
     def run(self, high_start, high_stop):
         """Accumulate the blocks ``high_start .. high_stop - 1``."""
         shape = self.table.shape
-        acc = _Accumulator(self.high_bits, self.low_bits, self.n_y, shape[1], self.moments)
-        pre = np.empty(shape)
-        work = np.empty(shape)
-        if self.moments:
-            prob = np.empty(shape)
-            negative = np.empty(shape, dtype=bool)
-            weights = np.empty((shape[1], 1 + self.low_bits))
-        log_prod = np.empty(shape[1])
+        acc = _Accumulator(self.high_bits, self.n_y, shape[1], self._low_shape, self.moments)
+        buffers = self._buffers(shape)
         for high in range(high_start, high_stop):
             x_high = _states(high, high + 1, self.high_bits)[0]
             offset = x_high @ self.M_high
-            np.add(self.table, offset[:, None], out=pre)
-            np.abs(pre, out=work)
-            sum_abs = np.add.reduce(work, axis=0)
-            np.negative(work, out=work)
-            np.exp(work, out=work)  # e = exp(-|u|) <= 1
-            work += 1.0
-            log_prod.fill(0.0)
-            for start in range(0, shape[0], self._PRODUCT_BLOCK):
-                log_prod += np.log(np.multiply.reduce(work[start:start + self._PRODUCT_BLOCK],
-                                                      axis=0))
-            log_w = (self.lin_low + x_high @ self.a_x_high
-                     + 0.5 * (self.table_sum + offset.sum() + sum_abs) + log_prod)
+            log_w = self._log_weights(offset, buffers)
+            log_w += self.lin_low + x_high @ self.a_x_high
             block_max = float(log_w.max())
             if block_max > acc.shift:
                 acc.rescale_to(block_max)
@@ -289,30 +279,166 @@ class _Enumeration:
             w_total = w.sum()
             acc.total += w_total
             if self.moments:
-                # sigmoid(u) = 1 / (1 + e) for u >= 0, and 1 - 1 / (1 + e) for u < 0
-                np.reciprocal(work, out=prob)
-                np.less(pre, 0.0, out=negative)
-                np.subtract(1.0, prob, out=prob, where=negative)
-                # One product gives the weighted sum of E[y | x] over the block (first
-                # column) and its products with the low bits (the rest): prob is read once.
-                np.multiply(self.ones_and_low, w[:, None], out=weights)
-                block = prob @ weights
-                acc.s_y += block[:, 0]
-                acc.s_xy_low += block[:, 1:]
+                # sum over the block of w E[y | x]; the low-bit sums go into acc.low
+                s_y = self._weighted_means(w, w_total, acc.low, buffers)
+                acc.s_y += s_y
                 acc.w_low += w
                 acc.s_x_high += w_total * x_high
-                acc.s_xy_high += np.outer(x_high, block[:, 0])
+                acc.s_xy_high += np.outer(x_high, s_y)
         return acc
 
     def moments_of(self, acc):
         """Normalised moments ``(<x>, <y>, <x y^T>)`` from a final accumulator."""
         s_x = np.concatenate([acc.s_x_high, acc.w_low @ self.X_low]) / acc.total
         s_y = acc.s_y / acc.total
-        s_xy = np.concatenate([acc.s_xy_high, acc.s_xy_low.T]) / acc.total
+        s_xy = np.concatenate([acc.s_xy_high, self._low_cross(acc.low).T]) / acc.total
         return s_x, s_y, s_xy
 
 
-def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None):
+class _ProductEnumeration(_Enumeration):
+    r"""The product path: no ``exp`` per entry (see :class:`_Enumeration`).
+
+    For unit ``j`` the table ``t_j`` ranges over ``[t_lo, t_hi]`` (exactly, from
+    the table) and ``o_j`` over ``[o_lo, o_hi]`` (sums of the negative and of
+    the positive high-bit weights), so the centred factor
+    :math:`F_j = e^{t_j - c_j} + e^{-o_j - c_j}` has
+    :math:`\log F_j \in [m_\text{lo} - c_j, m_\text{hi} - c_j + \log 2]` with
+    :math:`m_\text{lo} = \max(t_\text{lo}, -o_\text{hi})` and
+    :math:`m_\text{hi} = \max(t_\text{hi}, -o_\text{lo})`.  The centre
+    :math:`c_j = (m_\text{lo} + m_\text{hi})/2` gives
+    :math:`|\log F_j| \le r_j`, the half-width plus :math:`\log 2`; units are
+    grouped so that each group's :math:`\sum r_j` stays within
+    ``LOG_BUDGET``, so each group's product is a finite, normal number.
+    """
+
+    LOG_BUDGET = 600.0  # e**600 < 1.8e308 and e**-600 > 2.3e-308, with room for rounding
+
+    def __init__(self, a_x, a_y, M, block_size, moments):
+        super().__init__(a_x, a_y, M, block_size, moments)
+        m_lo = np.maximum(self.table.min(axis=1), -np.maximum(self.M_high, 0.0).sum(axis=0))
+        m_hi = np.maximum(self.table.max(axis=1), -np.minimum(self.M_high, 0.0).sum(axis=0))
+        radius = 0.5 * (m_hi - m_lo) + np.log(2.0)
+        # False when one unit alone could overflow: the caller takes the stable path.
+        self.feasible = bool(np.all(radius <= self.LOG_BUDGET))
+        if not self.feasible:
+            return
+        self.centre = 0.5 * (m_lo + m_hi)
+        self.centre_sum = float(self.centre.sum())
+        # exp(t - c), computed once; terms below 1e-300 are flushed to zero (the other
+        # term of the factor is at least e**-600, so nothing measurable is lost, and no
+        # subnormal numbers slow the additions down).
+        self.exp_table = np.exp(self.table - self.centre[:, None])
+        self.exp_table[self.exp_table < 1e-300] = 0.0
+        groups, start, used = [], 0, 0.0
+        for j, r in enumerate(radius):
+            if used + r > self.LOG_BUDGET:
+                groups.append(slice(start, j))
+                start, used = j, 0.0
+            used += r
+        groups.append(slice(start, self.n_y))
+        self.groups = groups
+
+    @property
+    def _low_shape(self):
+        return self.table.shape  # sum over blocks of w / F, per unit and low state
+
+    def _buffers(self, shape):
+        return {"factors": np.empty(shape), "scale": np.empty(shape[0])}
+
+    def _log_weights(self, offset, buffers):
+        factors, scale = buffers["factors"], buffers["scale"]
+        np.negative(offset, out=scale)
+        scale -= self.centre
+        np.exp(scale, out=scale)  # e**(-o - c), one per unit
+        scale[scale < 1e-300] = 0.0
+        np.add(self.exp_table, scale[:, None], out=factors)
+        log_w = np.log(np.multiply.reduce(factors[self.groups[0]], axis=0))
+        for group in self.groups[1:]:
+            log_w += np.log(np.multiply.reduce(factors[group], axis=0))
+        log_w += offset.sum() + self.centre_sum
+        return log_w
+
+    def _weighted_means(self, w, w_total, low, buffers):
+        # E[y_j | x] = sigmoid(u) = e**(t - c) / F = 1 - e**(-o - c) / F. The first
+        # factor does not depend on the block, so the low-bit sums need only
+        # sum_blocks w / F, contracted with e**(t - c) and the low bits at the end.
+        factors = buffers["factors"]
+        np.divide(w, factors, out=factors)
+        low += factors
+        return w_total - buffers["scale"] * np.add.reduce(factors, axis=1)
+
+    def _low_cross(self, low):
+        return (self.exp_table * low) @ self.X_low
+
+
+class _StableEnumeration(_Enumeration):
+    """The stable path: one ``exp`` per entry (see :class:`_Enumeration`)."""
+
+    _PRODUCT_BLOCK = 1000  # 2**1000 < 1.8e308: a product of 1000 factors in (1, 2] is finite
+
+    def __init__(self, a_x, a_y, M, block_size, moments):
+        super().__init__(a_x, a_y, M, block_size, moments)
+        self.table_sum = self.table.sum(axis=0)
+
+    @property
+    def _low_shape(self):
+        return (self.n_y, self.low_bits)
+
+    def _buffers(self, shape):
+        buffers = {"pre": np.empty(shape), "work": np.empty(shape)}
+        if self.moments:
+            buffers["prob"] = np.empty(shape)
+            buffers["negative"] = np.empty(shape, dtype=bool)
+            buffers["weights"] = np.empty((shape[1], 1 + self.low_bits))
+        return buffers
+
+    def _log_weights(self, offset, buffers):
+        pre, work = buffers["pre"], buffers["work"]
+        np.add(self.table, offset[:, None], out=pre)
+        np.abs(pre, out=work)
+        sum_abs = np.add.reduce(work, axis=0)
+        np.negative(work, out=work)
+        np.exp(work, out=work)  # e = exp(-|u|) <= 1
+        work += 1.0
+        log_prod = np.zeros(pre.shape[1])
+        for start in range(0, pre.shape[0], self._PRODUCT_BLOCK):
+            log_prod += np.log(np.multiply.reduce(work[start:start + self._PRODUCT_BLOCK],
+                                                  axis=0))
+        return 0.5 * (self.table_sum + offset.sum() + sum_abs) + log_prod
+
+    def _weighted_means(self, w, w_total, low, buffers):
+        prob, negative, weights = buffers["prob"], buffers["negative"], buffers["weights"]
+        # sigmoid(u) = 1 / (1 + e) for u >= 0, and 1 - 1 / (1 + e) for u < 0
+        np.reciprocal(buffers["work"], out=prob)
+        np.less(buffers["pre"], 0.0, out=negative)
+        np.subtract(1.0, prob, out=prob, where=negative)
+        # One product gives the weighted sum of E[y | x] over the block (first
+        # column) and its products with the low bits (the rest): prob is read once.
+        np.multiply(self.ones_and_low, w[:, None], out=weights)
+        block = prob @ weights
+        low += block[:, 1:]
+        return block[:, 0]
+
+    def _low_cross(self, low):
+        return low
+
+
+def _make_enumeration(a_x, a_y, M, block_size, moments, method):
+    """The product path when the weights allow it (or `method` asks), else the stable one."""
+    if method not in (None, "product", "stable"):
+        raise ValueError(f"method must be None, 'product' or 'stable', got {method!r}")
+    if method != "stable":
+        enumeration = _ProductEnumeration(a_x, a_y, M, block_size, moments)
+        if enumeration.feasible:
+            return enumeration
+        if method == "product":
+            raise ValueError("method='product' cannot be used: the weights are too large "
+                             "for a finite product of centred factors")
+    return _StableEnumeration(a_x, a_y, M, block_size, moments)
+
+
+def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None,
+               method=None):
     r"""log Z and, optionally, the model moments, in one pass over the enumerated layer."""
     a_x, a_y, M, swapped = _layer_setup(model, layer)
     n_x, n_y = M.shape
@@ -332,7 +458,7 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     else:
         chunk_size = check_positive_int(chunk_size, "chunk_size")
     block_size = 2 ** min(n_x, chunk_size.bit_length() - 1)
-    enumeration = _Enumeration(a_x, a_y, M, block_size, moments)
+    enumeration = _make_enumeration(a_x, a_y, M, block_size, moments, method)
     n_blocks = 2**enumeration.high_bits
     n_threads = min(n_threads, n_blocks)
     bounds = np.linspace(0, n_blocks, n_threads + 1).astype(int)

@@ -21,23 +21,56 @@ def plain_log_z_and_moments(model):
     log_w = H @ model.c + np.logaddexp(0.0, pre).sum(axis=1)
     log_z = np.logaddexp.reduce(log_w)
     p = np.exp(log_w - log_z)
-    mean_v = 1.0 / (1.0 + np.exp(-pre))
+    with np.errstate(over="ignore"):  # exp(-pre) = inf gives the right mean, 0
+        mean_v = 1.0 / (1.0 + np.exp(-pre))
     return log_z, (p[:, None] * mean_v).T @ H, p @ mean_v, p @ H
 
 
+@pytest.mark.parametrize("method", ["product", "stable"])
 @pytest.mark.parametrize("scale", [0.01, 1.0, 10.0, 50.0])
 @pytest.mark.parametrize("n_visible, n_hidden", [(150, 9), (1200, 6)])
-def test_fast_enumeration_matches_plain(n_visible, n_hidden, scale):
-    """Wide visible layers (1200 > one product block of 1000) and weights up to 50."""
+def test_fast_enumeration_matches_plain(n_visible, n_hidden, scale, method):
+    """Both paths; wide visible layers (1200 > one stable product block of 1000);
+    weights up to 50 (products of centred factors split into many groups)."""
     model = rbm.RBM.random(n_visible, n_hidden, scale=scale, bias_scale=scale, rng=11)
     log_z, vh, v, h = plain_log_z_and_moments(model)
     for chunk_size, n_threads in [(None, None), (1, 1), (4, 2), (2**n_hidden, 3)]:
-        assert exact.log_partition(model, chunk_size=chunk_size, n_threads=n_threads) == (
-            pytest.approx(log_z, rel=1e-12))
-        moments = exact.model_expectations(model, chunk_size=chunk_size, n_threads=n_threads)
+        got, moments = exact._enumerate(model, moments=True, chunk_size=chunk_size,
+                                        n_threads=n_threads, method=method)
+        assert got == pytest.approx(log_z, rel=1e-12)
         assert np.allclose(moments.vh, vh, rtol=1e-9, atol=1e-12)
         assert np.allclose(moments.v, v, rtol=1e-9, atol=1e-12)
         assert np.allclose(moments.h, h, rtol=1e-9, atol=1e-12)
+        assert exact.log_partition(model, chunk_size=chunk_size, n_threads=n_threads) == (
+            pytest.approx(log_z, rel=1e-12))
+
+
+@pytest.mark.parametrize("scale", [1.0, 30.0])
+def test_product_path_groups_units_within_the_budget(scale):
+    """Every group of centred factors has radii summing within the budget, and
+    larger weights need more groups (the bound is what keeps products finite)."""
+    model = rbm.RBM.random(300, 10, scale=scale, bias_scale=scale, rng=4)
+    a_x, a_y, M, _ = exact._layer_setup(model, None)
+    enum = exact._ProductEnumeration(a_x, a_y, M, 2**6, moments=False)
+    assert enum.feasible
+    covered = [j for g in enum.groups for j in range(g.start, g.stop)]
+    assert covered == list(range(300))
+    if scale == 1.0:
+        assert 1 <= len(enum.groups) <= 3
+    else:
+        assert len(enum.groups) > 20
+
+
+def test_weights_too_large_for_products_take_the_stable_path():
+    model = rbm.RBM.random(40, 8, scale=800.0, bias_scale=1.0, rng=5)
+    a_x, a_y, M, _ = exact._layer_setup(model, None)
+    assert not exact._ProductEnumeration(a_x, a_y, M, 2**4, moments=False).feasible
+    with pytest.raises(ValueError, match="method='product'"):
+        exact._enumerate(model, method="product")
+    log_z = plain_log_z_and_moments(model)[0]
+    assert exact.log_partition(model) == pytest.approx(log_z, rel=1e-12)
+    with pytest.raises(ValueError, match="method must be"):
+        exact._enumerate(model, method="fast")
 
 
 def test_thread_counts_give_the_same_result():
