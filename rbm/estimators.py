@@ -207,21 +207,22 @@ class PersistentCD:
         v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
         return self._gradient(model, v0)
 
-    def _gradient(self, model, v0):
-        """:meth:`gradient` for checked arguments (the kernel used in training)."""
+    def _start(self, model, v0):
+        """The chains' states before this call's steps: as stored, or initialised from `v0`."""
         if self.chains is None:
             if self.init == "data":
-                start = v0[self.rng.integers(0, v0.shape[0], size=self.n_chains)]
-            else:
-                start = _bernoulli(np.full((self.n_chains, model.n_visible), 0.5), self.rng)
-        elif self.chains.shape[1] != model.n_visible:
+                return v0[self.rng.integers(0, v0.shape[0], size=self.n_chains)]
+            return _bernoulli(np.full((self.n_chains, model.n_visible), 0.5), self.rng)
+        if self.chains.shape[1] != model.n_visible:
             raise ValueError(
                 f"model has n_visible={model.n_visible}, but the persistent chains have "
                 f"{self.chains.shape[1]} visible units"
             )
-        else:
-            start = self.chains
-        self.chains = _gibbs_steps(model, start, self.k, self.rng)
+        return self.chains
+
+    def _gradient(self, model, v0):
+        """:meth:`gradient` for checked arguments (the kernel used in training)."""
+        self.chains = _gibbs_steps(model, self._start(model, v0), self.k, self.rng)
 
         p0 = _prob_h(model, v0)
         pk = _prob_h(model, self.chains)

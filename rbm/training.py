@@ -25,6 +25,7 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
+from rbm._fused import FusedTrainer
 from rbm.estimators import PersistentCD, _cd, _check_init, cd_gradient
 from rbm.exact import gradient as exact_gradient
 from rbm.exact import log_likelihood
@@ -147,6 +148,21 @@ def exact():
         return exact_gradient(model, batch)
 
     return estimator
+
+
+def _fused_trainer(estimator, model, rng, learning_rate, momentum, weight_decay):
+    """A :class:`rbm._fused.FusedTrainer` for the package's CD and PCD estimators, else None."""
+    if type(estimator) is _CDEstimator:
+        k, use_probabilities, persistent = estimator.k, estimator.use_probabilities, None
+    elif type(estimator) is _PersistentEstimator:
+        if estimator.persistent is None:
+            estimator.persistent = PersistentCD(rng=rng, **estimator._args)
+        persistent = estimator.persistent
+        k, use_probabilities = persistent.k, persistent.use_probabilities
+    else:
+        return None
+    return FusedTrainer(model, k, use_probabilities, persistent,
+                        learning_rate, momentum, weight_decay)
 
 
 def reconstruction_error(model, data):
@@ -275,35 +291,55 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
 
     if track_every is not None:
         record(0)
-    # The package's own estimators skip re-checking each batch of checked data.
-    estimate = getattr(estimator, "_unchecked", estimator)
-    params = (model.W, model.b, model.c)
-    velocity = tuple(np.zeros_like(p) for p in params)
+    # CD and PCD from this package run fused (rbm._fused: same chains, a few array
+    # operations per update); any other estimator runs through the general loop.
+    fused = _fused_trainer(estimator, model, rng, learning_rate, momentum, weight_decay)
     n = data.shape[0]
+    if fused is not None:
+        rows = fused.augment(data)
+    else:
+        rows = data
+        # The package's own estimators skip re-checking each batch of checked data.
+        estimate = getattr(estimator, "_unchecked", estimator)
+        params = (model.W, model.b, model.c)
+        velocity = tuple(np.zeros_like(p) for p in params)
     update = 0
-    for epoch in range(epochs):
-        shuffled = data[rng.permutation(n)]  # batches below are views, not copies
-        for start in range(0, n, batch_size):
-            grad = estimate(model, shuffled[start:start + batch_size], rng)
-            if not isinstance(grad, Gradient):
-                raise TypeError(
-                    f"estimator must return an rbm.Gradient, got {type(grad).__name__}"
-                )
-            step_W = grad.W - weight_decay * model.W if weight_decay else grad.W
-            for param, u, step in zip(params, velocity, (step_W, grad.b, grad.c)):
-                if momentum:
-                    u *= momentum
-                    u += learning_rate * step
-                    param += u
+    try:
+        for epoch in range(epochs):
+            shuffled = rows[rng.permutation(n)]  # batches below are views, not copies
+            for start in range(0, n, batch_size):
+                batch = shuffled[start:start + batch_size]
+                if fused is not None:
+                    fused.update(batch, rng)
                 else:
-                    param += learning_rate * step
-            update += 1
-            if track_every is not None and update % track_every == 0:
-                record(update)
-        if progress:
-            tracked = (f", log-likelihood {history.log_likelihood[-1]:.4f}"
-                       if history.updates else "")
-            print(f"epoch {epoch + 1}/{epochs}: {update} updates{tracked}")
+                    _general_update(estimate(model, batch, rng), model, params, velocity,
+                                    learning_rate, momentum, weight_decay)
+                update += 1
+                if track_every is not None and update % track_every == 0:
+                    if fused is not None:
+                        fused.write_back()
+                    record(update)
+            if progress:
+                tracked = (f", log-likelihood {history.log_likelihood[-1]:.4f}"
+                           if history.updates else "")
+                print(f"epoch {epoch + 1}/{epochs}: {update} updates{tracked}")
+    finally:
+        if fused is not None:  # also when interrupted: the model holds the last update
+            fused.write_back()
     if track_every is not None and history.updates[-1] != update:
         record(update)
     return history
+
+
+def _general_update(grad, model, params, velocity, learning_rate, momentum, weight_decay):
+    """One update of :func:`train` from an estimated gradient (any estimator)."""
+    if not isinstance(grad, Gradient):
+        raise TypeError(f"estimator must return an rbm.Gradient, got {type(grad).__name__}")
+    step_W = grad.W - weight_decay * model.W if weight_decay else grad.W
+    for param, u, step in zip(params, velocity, (step_W, grad.b, grad.c)):
+        if momentum:
+            u *= momentum
+            u += learning_rate * step
+            param += u
+        else:
+            param += learning_rate * step

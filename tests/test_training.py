@@ -126,6 +126,58 @@ def test_pcd_estimator_keeps_its_chains_across_training_runs():
     assert not np.array_equal(persistent.chains, chains)
 
 
+class _Unfused:
+    """A package estimator hidden behind a plain callable, so train() takes its general loop."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def __call__(self, model, batch, rng):
+        return self.estimator(model, batch, rng)
+
+
+@pytest.mark.parametrize("make_estimator", [
+    lambda: cd(1), lambda: cd(3, use_probabilities=False),
+    lambda: pcd(7, 2), lambda: pcd(4, 1, use_probabilities=False, init="uniform"),
+], ids=["cd1", "cd3-sampled", "pcd2", "pcd1-sampled-uniform"])
+@pytest.mark.parametrize("momentum, weight_decay", [(0.0, 0.0), (0.5, 0.0), (0.0, 0.01),
+                                                    (0.9, 0.001)])
+def test_fused_training_follows_the_general_loop(make_estimator, momentum, weight_decay):
+    """train() runs the package's CD and PCD fused (rbm._fused); with the same seed it
+    draws the same numbers in the same order as the general loop, so the two runs
+    visit the same chains and end at the same parameters, to rounding. Batches of 4
+    over 14 rows leave a last batch of 2."""
+    data = bars_and_stripes(3)
+    runs = []
+    for wrap in (lambda e: e, _Unfused):
+        model = RBM.random(9, 5, scale=0.5, bias_scale=0.2, rng=7)
+        estimator = make_estimator()
+        history = train(model, data, wrap(estimator), learning_rate=0.3, epochs=6,
+                        batch_size=4, rng=12, momentum=momentum, weight_decay=weight_decay,
+                        track_every=5)
+        runs.append((model, estimator, history))
+    (fused, est_f, hist_f), (general, est_g, hist_g) = runs
+    assert fused.W.flags.c_contiguous and fused.W.shape == (9, 5)
+    np.testing.assert_allclose(fused.W, general.W, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(fused.b, general.b, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(fused.c, general.c, rtol=1e-11, atol=1e-13)
+    assert hist_f.updates == hist_g.updates
+    np.testing.assert_allclose(hist_f.log_likelihood, hist_g.log_likelihood, rtol=1e-11)
+    if hasattr(est_f, "persistent"):
+        np.testing.assert_array_equal(est_f.persistent.chains, est_g.persistent.chains)
+    # a run that moved the parameters, so the comparison above means something
+    assert np.abs(fused.W - RBM.random(9, 5, scale=0.5, bias_scale=0.2, rng=7).W).max() > 0.05
+
+
+def test_fused_training_updates_the_models_arrays_in_place():
+    model = RBM.random(4, 3, scale=0.1, rng=0)
+    W, b, c = model.W, model.b, model.c
+    before = W.copy()
+    train(model, DATA, cd(1), learning_rate=0.5, epochs=3, batch_size=2, rng=0)
+    assert model.W is W and model.b is b and model.c is c
+    assert not np.array_equal(W, before)
+
+
 def test_reconstruction_error_is_one_deterministic_pass():
     model = RBM.random(4, 3, scale=1.0, bias_scale=1.0, rng=4)
     total = 0.0
