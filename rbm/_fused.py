@@ -21,16 +21,22 @@ the biases as weights to an always-on unit in each layer.  With a constant
   :math:`\tilde h\,\Theta^\top` the visible ones;
 * :math:`\tilde v^\top \tilde h = \begin{pmatrix} v h^\top & v \\ h^\top & 1
   \end{pmatrix}`, so one matrix product gives the statistics of ``W``,
-  ``b`` and ``c`` at once, and BLAS adds
-  :math:`\pm\frac{\eta}{N}\tilde v^\top \tilde h` to :math:`\Theta` in
-  place (``dgemm`` with ``beta = 1``).  The corner entry gets
-  :math:`\eta - \eta = 0` and is never read.
+  ``b`` and ``c`` at once.  The negative rows are stacked above the batch
+  (the persistent chains live there) and their hidden statistics are
+  stored already scaled by :math:`-N/M`, so **one** BLAS call adds
+  :math:`\frac{\eta}{N}\,[\tilde h_-; \tilde h_+]^\top[\tilde v_-; \tilde v_+]`
+  to :math:`\Theta^\top` in place (``dgemm`` with ``beta = 1``).  The
+  corner entry gets :math:`\eta - \eta = 0` and is never read.
 
 What is stored is :math:`\Theta / 2`, because
 :math:`\sigma(x) = \tfrac12\,(1 + \tanh(x/2))`: a product with it gives
 :math:`x/2` directly, and ``tanh`` is about three times faster than
 :func:`scipy.special.expit` (error at most 2.3e-16).  Halving and doubling
-are exact in floating point.
+are exact in floating point.  A unit is sampled as
+:math:`[u < \sigma(x)] = [2u - 1 < \tanh(x/2)]`, where :math:`2u - 1` is exact
+for every :math:`u` the generator returns; so the uniforms of a whole
+epoch are drawn in a few large calls and mapped to :math:`2u - 1` at once,
+and a sample costs one comparison.
 
 The generator is drawn in the same order and shapes as
 :func:`rbm.estimators.cd_gradient` and
@@ -41,32 +47,86 @@ same chains as the general loop; the numbers agree to rounding
 
 import numpy as np
 from scipy.linalg.blas import dgemm
-from scipy.special import expit
+
+# Half the coupling between the two always-on units: tanh of anything near it is 1.
+_ALWAYS_ON = 1e300
+
+# Uniforms drawn ahead in one call: at most this many (8 MiB), never past the epoch's end.
+_DRAW_AHEAD = 2**20
 
 
-class _Buffers:
-    """Work arrays for one batch size, each with its constant column set to 1."""
+class _Uniforms:
+    """The numbers :math:`2u - 1` that the updates of one epoch draw, in their order.
 
-    def __init__(self, rows, n_visible, n_hidden):
-        def augmented(width):
-            arr = np.empty((rows, width + 1))
-            arr[:, width] = 1.0
-            return arr
+    Drawn ahead in calls of at most ``_DRAW_AHEAD`` numbers that end at an
+    update's boundary, and never beyond the epoch's last update: so the
+    generator is left exactly where the general loop leaves it.
+    """
 
-        self.p_pos = augmented(n_hidden)   # p(h=1 | data)
-        self.h_pos = augmented(n_hidden)   # h sampled from the data (drives CD chains)
-        self.h_neg = augmented(n_hidden)   # h sampled at the end of the chain
-        self.h = augmented(n_hidden)       # h inside the chain
-        self.p = augmented(n_hidden)       # p(h=1 | v) inside the chain
-        self.p_neg = augmented(n_hidden)   # p(h=1 | v_k)
-        self.v = augmented(n_visible)      # the chain's visible states (CD)
-        self.pre_v = np.empty((rows, n_visible + 1))
-        self.u_h = np.empty((rows, n_hidden))
-        self.u_v = np.empty((rows, n_visible))
+    def __init__(self, rng, counts):
+        self.rng = rng
+        self.counts = counts  # numbers drawn by each update of the epoch
+        self.next_update = 0
+        self.buffer = np.empty(0)
+        self.position = 0
+
+    def _refill(self):
+        stop, total = self.next_update, 0
+        while stop < len(self.counts) and (total == 0 or total + self.counts[stop] <= _DRAW_AHEAD):
+            total += self.counts[stop]
+            stop += 1
+        self.next_update = stop
+        self.buffer = self.rng.random(total)
+        self.buffer *= 2.0
+        self.buffer -= 1.0
+        self.position = 0
+
+    def take(self, rows, cols):
+        """The next ``rows x cols`` numbers, as an array."""
+        size = rows * cols
+        if self.position + size > self.buffer.size:
+            self._refill()
+        out = self.buffer[self.position:self.position + size].reshape(rows, cols)
+        self.position += size
+        return out
+
+
+class _Stack:
+    """Rows for one update: the negative rows (M) stacked above the batch rows (N).
+
+    ``v`` holds the augmented visible rows, ``p`` their hidden statistics
+    (the negative ones scaled by -N/M); both are C-ordered, so every block
+    of rows is contiguous.
+    """
+
+    def __init__(self, n_negative, n_batch, n_visible, n_hidden):
+        rows = n_negative + n_batch
+        self.v = np.empty((rows, n_visible + 1))
+        self.v[:, n_visible] = 1.0
+        self.p = np.empty((rows, n_hidden + 1))
+        self.h = np.empty((rows, n_hidden + 1))  # sampled h (chains, and sampled statistics)
+        self.h[:, n_hidden] = 1.0
+        self.t_v = np.empty((rows, n_visible + 1))
+        self.n_negative = n_negative
+        self._scales = {}
+
+    def scale(self, n_batch):
+        """(M + n_batch, 1): 1/2 on the batch rows and -n_batch/(2M) on the negative rows.
+
+        sigma = (1 + tanh) / 2, and the negative rows' -N/M, in one multiplication.
+        """
+        scale = self._scales.get(n_batch)
+        if scale is None:
+            scale = self._scales[n_batch] = np.full((self.n_negative + n_batch, 1), 0.5)
+            scale[:self.n_negative] = -0.5 * n_batch / self.n_negative
+        return scale
 
 
 class FusedTrainer:
     r"""Holds :math:`\Theta / 2` during one training run; :meth:`write_back` copies it out.
+
+    Call :meth:`begin_epoch` with each epoch's shuffled rows, then
+    :meth:`update` once per batch, in order.
 
     Parameters
     ----------
@@ -98,12 +158,18 @@ class FusedTrainer:
         half[:nv, nh] = model.b
         half[nv, :nh] = model.c
         half *= 0.5
+        # The coupling of the two always-on units is never used by the model. Made huge, it
+        # gives the hidden always-on unit tanh = 1, so sigma = 1 comes out of the products
+        # with no extra step; the updates add 0 to it (the rows' constant columns cancel).
+        half[nv, nh] = _ALWAYS_ON
         self.half = half
         # The transpose is F-ordered: BLAS updates it, and so half, in place.
         self.half_T = half.T
         self.velocity_T = np.zeros_like(self.half_T) if momentum or weight_decay else None
-        self.chains = None  # augmented persistent chains, created on the first update
-        self._buffers = {}
+        self.stack = None     # PCD: one stack, whose first rows are the chains
+        self.n_chains = 0
+        self.uniforms = None
+        self._stacks = {}     # CD: a stack per batch size
 
     @staticmethod
     def augment(data):
@@ -113,90 +179,104 @@ class FusedTrainer:
         out[:, -1] = 1.0
         return out
 
-    @staticmethod
-    def _sigmoid_of_half(x):
-        """Overwrite `x` = pre-activation / 2 with the sigmoid of the pre-activation."""
-        np.tanh(x, out=x)
-        x += 1.0
-        x *= 0.5
-        return x
+    def _draws(self, n):
+        """How many uniforms an update with `n` data rows draws, as the general loop does."""
+        nv, nh, k = self.n_visible, self.n_hidden, self.k
+        sampled = not self.use_probabilities
+        if self.persistent is None:  # h0, v1, then k - 1 steps, then h_k if sampled
+            return n * (nh + nv) * k + (n * nh if sampled else 0)
+        m = self.n_chains  # k steps of the chains, then h_pos and h_neg if sampled
+        return m * (nh + nv) * k + ((n + m) * nh if sampled else 0)
 
-    def _hidden(self, v_aug, out):
-        """p(h=1 | v) into `out`, keeping its column of ones."""
+    def begin_epoch(self, shuffled, batch_size, rng):
+        """Prepare the epoch's draws; start the persistent chains if they are new."""
+        chain_rng = rng
+        if self.persistent is not None:
+            chain_rng = self.persistent.rng
+            if self.stack is None:  # drawn first, as in the general loop's first update
+                chains = self.persistent._start(self.model, shuffled[:batch_size, :-1])
+                self.n_chains = chains.shape[0]
+                self.stack = _Stack(self.n_chains, batch_size, self.n_visible, self.n_hidden)
+                self.stack.v[:self.n_chains, :-1] = chains
+        n = shuffled.shape[0]
+        counts = [self._draws(min(batch_size, n - start)) for start in range(0, n, batch_size)]
+        self.uniforms = _Uniforms(chain_rng, counts)
+
+    def _tanh_hidden(self, v_aug, out):
+        """tanh of half the hidden pre-activations, into `out`."""
         np.dot(v_aug, self.half, out=out)
-        self._sigmoid_of_half(out)
-        out[:, self.n_hidden] = 1.0
+        return np.tanh(out, out=out)
+
+    def _sample(self, t, out, width):
+        """Units ``[2u - 1 < t]`` into the first `width` columns of `out`."""
+        u = self.uniforms.take(t.shape[0], width)
+        np.less(u, t[:, :width], out=out[:, :width])
         return out
 
-    def _sample_h(self, p, u, out, rng):
-        rng.random(out=u)
-        np.less(u, p[:, :self.n_hidden], out=out[:, :self.n_hidden])
-        return out
+    def _sample_visible(self, h_aug, t_v, out):
+        np.dot(h_aug, self.half_T, out=t_v)
+        return self._sample(np.tanh(t_v, out=t_v), out, self.n_visible)
 
-    def _sample_v(self, h_aug, buf, out, rng):
-        """v ~ p(v | h) into the visible columns of `out`."""
-        pre = buf.pre_v
-        np.dot(h_aug, self.half_T, out=pre)
-        self._sigmoid_of_half(pre)
-        rng.random(out=buf.u_v)
-        np.less(buf.u_v, pre[:, :self.n_visible], out=out[:, :self.n_visible])
-        return out
+    def _gibbs(self, v_aug, steps, stack, first_t=None):
+        """`steps` block Gibbs steps of the augmented rows `v_aug`, in place.
 
-    def _gibbs(self, v_aug, steps, buf, rng):
-        """`steps` block Gibbs steps of the augmented rows `v_aug`, in place."""
-        for _ in range(steps):
-            self._sample_h(self._hidden(v_aug, buf.p), buf.u_h, buf.h, rng)
-            self._sample_v(buf.h, buf, v_aug, rng)
+        `first_t`, if given, is tanh of the first step's hidden pre-activations/2.
+        """
+        rows, nh = v_aug.shape[0], self.n_hidden
+        h, t_v = stack.h[:rows], stack.t_v[:rows]
+        for step in range(steps):
+            t = first_t if step == 0 and first_t is not None else (
+                self._tanh_hidden(v_aug, stack.p[:rows]))
+            self._sample(t, h, nh)
+            self._sample_visible(h, t_v, v_aug)
         return v_aug
 
-    def _buffer(self, rows, role="batch"):
-        buf = self._buffers.get((rows, role))
-        if buf is None:
-            buf = self._buffers[rows, role] = _Buffers(rows, self.n_visible, self.n_hidden)
-        return buf
-
-    def update(self, batch_aug, rng):
-        """One update from the augmented batch (rows of :meth:`augment`)."""
-        n = batch_aug.shape[0]
-        buf = self._buffer(n)
-        p_pos = self._hidden(batch_aug, buf.p_pos)
+    def update(self, batch_aug):
+        """One update from a batch of the epoch's shuffled, augmented rows."""
+        nh, n = self.n_hidden, batch_aug.shape[0]
         if self.persistent is None:
-            chain_rng = rng
-            h0 = self._sample_h(p_pos, buf.u_h, buf.h_pos, chain_rng)
-            v_neg = self._sample_v(h0, buf, buf.v, chain_rng)
-            self._gibbs(v_neg, self.k - 1, buf, chain_rng)
-            h_pos = p_pos if self.use_probabilities else h0
-            neg_buf = buf
+            stack = self._stacks.get(n)
+            if stack is None:
+                stack = self._stacks[n] = _Stack(n, n, self.n_visible, self.n_hidden)
+            m = n
+            v, p, scale = stack.v, stack.p, stack.scale(n)
+            v[m:] = batch_aug
+            t_pos = self._tanh_hidden(v[m:], p[m:])
+            h_pos = self._sample(t_pos, stack.h[m:], nh)
+            self._sample_visible(h_pos, stack.t_v[:m], v[:m])
+            self._gibbs(v[:m], self.k - 1, stack)
         else:
-            chain_rng = self.persistent.rng
-            if self.chains is None:
-                self.chains = self.augment(self.persistent._start(self.model, batch_aug[:, :-1]))
-            v_neg = self.chains
-            neg_buf = self._buffer(v_neg.shape[0], "chains")
-            self._gibbs(v_neg, self.k, neg_buf, chain_rng)
-            h_pos = p_pos if self.use_probabilities else (
-                self._sample_h(p_pos, buf.u_h, buf.h_pos, chain_rng))
-        p_neg = self._hidden(v_neg, neg_buf.p_neg)
-        h_neg = p_neg if self.use_probabilities else (
-            self._sample_h(p_neg, neg_buf.u_h, neg_buf.h_neg, chain_rng))
-        self._step(batch_aug, h_pos, v_neg, h_neg)
+            stack, m = self.stack, self.n_chains
+            v, p, scale = stack.v[:m + n], stack.p[:m + n], stack.scale(n)
+            v[m:] = batch_aug
+            t_all = self._tanh_hidden(v, p)  # the batch and the chains' first step at once
+            self._gibbs(v[:m], self.k, stack, first_t=t_all[:m])
+            if not self.use_probabilities:
+                h_pos = self._sample(t_all[m:], stack.h[m:m + n], nh)
+        t_neg = self._tanh_hidden(v[:m], p[:m])
+        if self.use_probabilities:
+            p += 1.0
+            p *= scale  # sigma on the batch rows, -N/M sigma on the negative rows
+            self._step(v, p, n)
+        else:
+            h = np.concatenate([self._sample(t_neg, stack.h[:m], nh), h_pos])
+            h[:m] *= -n / m
+            self._step(v, h, n)
 
-    def _step(self, v_pos, h_pos, v_neg, h_neg):
-        r"""theta += eta (<v h>_pos - <v h>_neg), with momentum and weight decay if set.
+    def _step(self, v, h, n):
+        r"""theta += eta / n * h^T v, with momentum and weight decay if set.
 
+        `h` holds the negative rows' statistics already scaled by -n/m.
         Works on the transposes, :math:`\Theta^\top/2 \mathrel{+}= \tfrac{\eta}{2N}
         \tilde h^\top \tilde v`: C-order rows transposed are F-order, so BLAS
         reads and writes every operand without a copy.
         """
-        eta = 0.5 * self.learning_rate  # the stored matrix is Theta / 2
-        a, z = eta / v_pos.shape[0], -eta / v_neg.shape[0]
+        a = 0.5 * self.learning_rate / n  # the stored matrix is Theta / 2
         if self.velocity_T is None:
-            dgemm(a, h_pos.T, v_pos.T, beta=1.0, c=self.half_T, trans_b=1, overwrite_c=1)
-            dgemm(z, h_neg.T, v_neg.T, beta=1.0, c=self.half_T, trans_b=1, overwrite_c=1)
+            dgemm(a, h.T, v.T, beta=1.0, c=self.half_T, trans_b=1, overwrite_c=1)
             return
         u = self.velocity_T
-        dgemm(a, h_pos.T, v_pos.T, beta=self.momentum, c=u, trans_b=1, overwrite_c=1)
-        dgemm(z, h_neg.T, v_neg.T, beta=1.0, c=u, trans_b=1, overwrite_c=1)
+        dgemm(a, h.T, v.T, beta=self.momentum, c=u, trans_b=1, overwrite_c=1)
         if self.weight_decay:
             nv, nh = self.n_visible, self.n_hidden
             u[:nh, :nv] -= (self.learning_rate * self.weight_decay) * self.half_T[:nh, :nv]
@@ -207,6 +287,6 @@ class FusedTrainer:
         nv, nh = self.n_visible, self.n_hidden
         np.multiply(self.half[:nv, :nh], 2.0, out=self.model.W)
         np.multiply(self.half[:nv, nh], 2.0, out=self.model.b)
-        np.multiply(self.half[nv, :nh], 2.0, out=self.model.c)
-        if self.persistent is not None and self.chains is not None:
-            self.persistent.chains = self.chains[:, :nv].copy()
+        np.multiply(self.half[nv, :nh], 2.0, out=self.model.c)  # the corner is not written
+        if self.stack is not None:
+            self.persistent.chains = self.stack.v[:self.n_chains, :nv].copy()

@@ -307,10 +307,12 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     try:
         for epoch in range(epochs):
             shuffled = rows[rng.permutation(n)]  # batches below are views, not copies
+            if fused is not None:
+                fused.begin_epoch(shuffled, batch_size, rng)
             for start in range(0, n, batch_size):
                 batch = shuffled[start:start + batch_size]
                 if fused is not None:
-                    fused.update(batch, rng)
+                    fused.update(batch)
                 else:
                     _general_update(estimate(model, batch, rng), model, params, velocity,
                                     learning_rate, momentum, weight_decay)
