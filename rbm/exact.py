@@ -34,7 +34,6 @@ from rbm._validation import (
     check_positive_int,
 )
 from rbm.model import Gradient
-from rbm.special import sigmoid, softplus
 
 __all__ = [
     "MAX_ENUMERATION_BITS",
