@@ -42,7 +42,10 @@ The generator is drawn in the same order and shapes as
 :func:`rbm.estimators.cd_gradient` and
 :meth:`rbm.estimators.PersistentCD.gradient`, so a seeded run follows the
 same chains as the general loop; the numbers agree to rounding
-(``tests/test_training.py`` checks both).
+(``tests/test_training.py`` checks both).  One difference: if a run is
+interrupted, the model holds the last completed update (it is written back
+in any case), but the generator has already drawn the rest of the epoch's
+uniforms.
 """
 
 import numpy as np
@@ -55,27 +58,36 @@ _ALWAYS_ON = 1e300
 _DRAW_AHEAD = 2**20
 
 
+def _in_place(result, target):
+    """BLAS wrote into `target` (an F-ordered float64 array, so it always does)."""
+    if result is not target:
+        raise RuntimeError("scipy's dgemm copied its output array instead of updating it")
+
+
 class _Uniforms:
     """The numbers :math:`2u - 1` that the updates of one epoch draw, in their order.
 
-    Drawn ahead in calls of at most ``_DRAW_AHEAD`` numbers that end at an
-    update's boundary, and never beyond the epoch's last update: so the
-    generator is left exactly where the general loop leaves it.
+    `counts` lists the size of every array the epoch's updates draw, in
+    order.  They are drawn ahead in calls that end at an array's boundary and
+    hold at most ``_DRAW_AHEAD`` numbers (or one array, if it alone is
+    larger: the general loop draws that array at once too), and never beyond
+    the epoch's last draw, so the generator is left exactly where the general
+    loop leaves it.
     """
 
     def __init__(self, rng, counts):
         self.rng = rng
-        self.counts = counts  # numbers drawn by each update of the epoch
-        self.next_update = 0
+        self.counts = counts
+        self.next_draw = 0
         self.buffer = np.empty(0)
         self.position = 0
 
     def _refill(self):
-        stop, total = self.next_update, 0
+        stop, total = self.next_draw, 0
         while stop < len(self.counts) and (total == 0 or total + self.counts[stop] <= _DRAW_AHEAD):
             total += self.counts[stop]
             stop += 1
-        self.next_update = stop
+        self.next_draw = stop
         self.buffer = self.rng.random(total)
         self.buffer *= 2.0
         self.buffer -= 1.0
@@ -180,13 +192,13 @@ class FusedTrainer:
         return out
 
     def _draws(self, n):
-        """How many uniforms an update with `n` data rows draws, as the general loop does."""
+        """Sizes of the arrays an update with `n` data rows draws, in the general loop's order."""
         nv, nh, k = self.n_visible, self.n_hidden, self.k
         sampled = not self.use_probabilities
         if self.persistent is None:  # h0, v1, then k - 1 steps, then h_k if sampled
-            return n * (nh + nv) * k + (n * nh if sampled else 0)
+            return [n * nh, n * nv] * k + ([n * nh] if sampled else [])
         m = self.n_chains  # k steps of the chains, then h_pos and h_neg if sampled
-        return m * (nh + nv) * k + ((n + m) * nh if sampled else 0)
+        return [m * nh, m * nv] * k + ([n * nh, m * nh] if sampled else [])
 
     def begin_epoch(self, shuffled, batch_size, rng):
         """Prepare the epoch's draws; start the persistent chains if they are new."""
@@ -196,10 +208,12 @@ class FusedTrainer:
             if self.stack is None:  # drawn first, as in the general loop's first update
                 chains = self.persistent._start(self.model, shuffled[:batch_size, :-1])
                 self.n_chains = chains.shape[0]
-                self.stack = _Stack(self.n_chains, batch_size, self.n_visible, self.n_hidden)
+                rows = min(batch_size, shuffled.shape[0])
+                self.stack = _Stack(self.n_chains, rows, self.n_visible, self.n_hidden)
                 self.stack.v[:self.n_chains, :-1] = chains
         n = shuffled.shape[0]
-        counts = [self._draws(min(batch_size, n - start)) for start in range(0, n, batch_size)]
+        counts = [size for start in range(0, n, batch_size)
+                  for size in self._draws(min(batch_size, n - start))]
         self.uniforms = _Uniforms(chain_rng, counts)
 
     def _tanh_hidden(self, v_aug, out):
@@ -273,10 +287,11 @@ class FusedTrainer:
         """
         a = 0.5 * self.learning_rate / n  # the stored matrix is Theta / 2
         if self.velocity_T is None:
-            dgemm(a, h.T, v.T, beta=1.0, c=self.half_T, trans_b=1, overwrite_c=1)
+            _in_place(dgemm(a, h.T, v.T, beta=1.0, c=self.half_T, trans_b=1, overwrite_c=1),
+                      self.half_T)
             return
         u = self.velocity_T
-        dgemm(a, h.T, v.T, beta=self.momentum, c=u, trans_b=1, overwrite_c=1)
+        _in_place(dgemm(a, h.T, v.T, beta=self.momentum, c=u, trans_b=1, overwrite_c=1), u)
         if self.weight_decay:
             nv, nh = self.n_visible, self.n_hidden
             u[:nh, :nv] -= (self.learning_rate * self.weight_decay) * self.half_T[:nh, :nv]

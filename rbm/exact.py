@@ -287,11 +287,15 @@ class _Enumeration:
         return acc
 
     def moments_of(self, acc):
-        """Normalised moments ``(<x>, <y>, <x y^T>)`` from a final accumulator."""
+        """Normalised moments ``(<x>, <y>, <x y^T>)`` from a final accumulator.
+
+        Means of 0/1 units, so clipped to [0, 1]: a difference such as
+        ``1 - sigmoid(-u)`` can round to -1e-16.
+        """
         s_x = np.concatenate([acc.s_x_high, acc.w_low @ self.X_low]) / acc.total
         s_y = acc.s_y / acc.total
         s_xy = np.concatenate([acc.s_xy_high, self._low_cross(acc.low).T]) / acc.total
-        return s_x, s_y, s_xy
+        return tuple(np.clip(m, 0.0, 1.0, out=m) for m in (s_x, s_y, s_xy))
 
 
 class _ProductEnumeration(_Enumeration):
@@ -303,25 +307,36 @@ class _ProductEnumeration(_Enumeration):
     :math:`F_j = e^{t_j - c_j} + e^{-o_j - c_j}` has
     :math:`\log F_j \in [m_\text{lo} - c_j, m_\text{hi} - c_j + \log 2]` with
     :math:`m_\text{lo} = \max(t_\text{lo}, -o_\text{hi})` and
-    :math:`m_\text{hi} = \max(t_\text{hi}, -o_\text{lo})`.  The centre
-    :math:`c_j = (m_\text{lo} + m_\text{hi})/2` gives
-    :math:`|\log F_j| \le r_j`, the half-width plus :math:`\log 2`; units are
-    grouped so that each group's :math:`\sum r_j` stays within
-    ``LOG_BUDGET``, so each group's product is a finite, normal number.
+    :math:`m_\text{hi} = \max(t_\text{hi}, -o_\text{lo})`, so
+    :math:`|\log F_j| \le r_j = \max(|m_\text{lo} - c_j|, |m_\text{hi} + \log 2 - c_j|)`.
+    The midpoint :math:`c_j = (m_\text{lo} + m_\text{hi})/2` makes :math:`r_j`
+    smallest, but :math:`\log Z` then carries an absolute rounding error of
+    about :math:`\epsilon \sum_j |c_j|`; so a midpoint farther than 30 from 0
+    moves towards 0 as far as :math:`r_j` may double.  Units are grouped so
+    that each group's :math:`\sum r_j` stays within ``LOG_BUDGET``: each
+    group's product is a finite, normal number.
     """
 
     LOG_BUDGET = 600.0  # e**600 < 1.8e308 and e**-600 > 2.3e-308, with room for rounding
+    _NEAR_ZERO = 30.0   # centres this close to 0 cost at most 30 eps each in log Z
 
     def __init__(self, a_x, a_y, M, block_size, moments):
         super().__init__(a_x, a_y, M, block_size, moments)
         m_lo = np.maximum(self.table.min(axis=1), -np.maximum(self.M_high, 0.0).sum(axis=0))
         m_hi = np.maximum(self.table.max(axis=1), -np.minimum(self.M_high, 0.0).sum(axis=0))
-        radius = 0.5 * (m_hi - m_lo) + np.log(2.0)
+        log2 = np.log(2.0)
         # False when one unit alone could overflow: the caller takes the stable path.
-        self.feasible = bool(np.all(radius <= self.LOG_BUDGET))
+        self.feasible = bool(np.all(0.5 * (m_hi - m_lo) + log2 <= self.LOG_BUDGET))
         if not self.feasible:
             return
-        self.centre = 0.5 * (m_lo + m_hi)
+        # The midpoint makes the bound smallest, but log Z then carries an absolute error
+        # of about eps * sum |c|: a midpoint far from 0 moves towards 0 as far as a bound
+        # of twice the smallest one allows (log F in [m_lo - c, m_hi - c + log 2]).
+        centre = 0.5 * (m_lo + m_hi)
+        allowed = np.minimum(m_hi - m_lo + 2 * log2, self.LOG_BUDGET)
+        towards_zero = np.clip(0.0, m_hi + log2 - allowed, m_lo + allowed)
+        self.centre = np.where(np.abs(centre) <= self._NEAR_ZERO, centre, towards_zero)
+        radius = np.maximum(np.abs(m_lo - self.centre), np.abs(m_hi + log2 - self.centre))
         self.centre_sum = float(self.centre.sum())
         # exp(t - c), computed once; terms below 1e-300 are flushed to zero (the other
         # term of the factor is at least e**-600, so nothing measurable is lost, and no

@@ -77,3 +77,34 @@ def test_thread_counts_give_the_same_result():
     model = rbm.RBM.random(40, 12, scale=1.0, bias_scale=1.0, rng=2)
     values = [exact.log_partition(model, n_threads=t, chunk_size=16) for t in (1, 2, 5)]
     assert max(values) - min(values) < 1e-11 * abs(values[0])
+
+
+def test_product_path_stays_accurate_when_the_centres_are_far_from_zero():
+    """1000 visible units with weights 100 and bias -20, hidden biases -1e5: only the
+    all-off hidden state counts, so log Z = log 2 + 1000 softplus(-20) exactly. Centred
+    at the midpoint of their ranges (about 190) the factors would leave an absolute
+    error of eps * 190000 (found in review: relative error 1.7e-9); moved towards 0,
+    the error is that of the stable path."""
+    W = np.full((1001, 4), 100.0)
+    W[-1] = 0.0
+    b = np.full(1001, -20.0)
+    b[-1] = 0.0
+    model = rbm.RBM(W=W, b=b, c=np.full(4, -1e5))
+    expected = np.log(2.0) + 1000 * np.log1p(np.exp(-20.0))
+    for method in ("product", "stable"):
+        got = exact._enumerate(model, method=method)[0]
+        assert got == pytest.approx(expected, rel=1e-12), method
+
+
+def test_model_moments_are_never_negative():
+    """Visible means near 0 (biases -45 to -30) are differences 1 - sigmoid(-u) on the
+    product path, which can round to -1e-16 (found in review); means are clipped to [0, 1]."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n_visible, n_hidden = int(rng.integers(1, 30)), int(rng.integers(1, 8))
+        model = rbm.RBM(W=rng.normal(0, rng.choice([0.01, 0.5, 3.0]), (n_visible, n_hidden)),
+                        b=rng.uniform(-45, -30, n_visible), c=rng.normal(0, 3, n_hidden))
+        for method in ("product", "stable"):
+            m = exact._enumerate(model, moments=True, chunk_size=4, method=method)[1]
+            assert min(m.v.min(), m.h.min(), m.vh.min()) >= 0.0
+            assert max(m.v.max(), m.h.max(), m.vh.max()) <= 1.0

@@ -169,6 +169,43 @@ def test_fused_training_follows_the_general_loop(make_estimator, momentum, weigh
     assert np.abs(fused.W - RBM.random(9, 5, scale=0.5, bias_scale=0.2, rng=7).W).max() > 0.05
 
 
+@pytest.mark.parametrize("make_estimator", [lambda: cd(2), lambda: pcd(3, 1)], ids=["cd2", "pcd1"])
+def test_fused_training_with_a_batch_larger_than_the_data(make_estimator):
+    """One batch of all rows; buffers are sized by the rows, not by batch_size (a PCD
+    stack of batch_size rows raised MemoryError in review)."""
+    runs = []
+    for wrap in (lambda e: e, _Unfused):
+        model = RBM.random(4, 3, scale=0.5, rng=1)
+        train(model, DATA, wrap(make_estimator()), learning_rate=0.2, epochs=4,
+              batch_size=10**12, rng=3)
+        runs.append(model.W)
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-12, atol=1e-14)
+
+
+def test_uniforms_are_drawn_ahead_in_order_and_never_past_the_epoch(monkeypatch):
+    """The fused loop's pre-drawn uniforms: the generator's own sequence (as 2u - 1),
+    in calls that end at an array's boundary, hold at most _DRAW_AHEAD numbers unless
+    one array alone is larger, and leave the generator where plain draws would."""
+    from rbm import _fused
+
+    monkeypatch.setattr(_fused, "_DRAW_AHEAD", 10)
+    counts = [3, 4, 25, 2, 6]
+    rng, reference = np.random.default_rng(8), np.random.default_rng(8)
+    calls = []
+
+    class Recording:
+        def random(self, size):
+            calls.append(size)
+            return rng.random(size)
+
+    uniforms = _fused._Uniforms(Recording(), counts)
+    for size in counts:
+        expected = 2.0 * reference.random(size) - 1.0
+        np.testing.assert_array_equal(uniforms.take(1, size).ravel(), expected)
+    assert calls == [7, 25, 8]
+    assert rng.random(1) == reference.random(1)
+
+
 def test_fused_training_updates_the_models_arrays_in_place():
     model = RBM.random(4, 3, scale=0.1, rng=0)
     W, b, c = model.W, model.b, model.c
