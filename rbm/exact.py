@@ -254,7 +254,6 @@ class _Enumeration:
         low = slice(self.high_bits, self.n_x)
         X_low = _states(0, 2**self.low_bits, self.low_bits)
         self.X_low = X_low
-        self.ones_and_low = np.hstack([np.ones((X_low.shape[0], 1)), X_low])
         # Units by states: reductions over units run along contiguous rows.
         self.table = np.ascontiguousarray((X_low @ M[low]).T + a_y[:, None])
         self.lin_low = X_low @ a_x[low]
@@ -393,6 +392,7 @@ class _StableEnumeration(_Enumeration):
     def __init__(self, a_x, a_y, M, block_size, moments):
         super().__init__(a_x, a_y, M, block_size, moments)
         self.table_sum = self.table.sum(axis=0)
+        self.ones_and_low = np.hstack([np.ones((self.X_low.shape[0], 1)), self.X_low])
 
     @property
     def _low_shape(self):

@@ -26,7 +26,7 @@ from rbm._validation import (
     check_rng,
 )
 from rbm._fused import FusedTrainer
-from rbm.estimators import PersistentCD, _cd, _check_init, cd_gradient
+from rbm.estimators import PersistentCD, _check_init, cd_gradient
 from rbm.exact import gradient as exact_gradient
 from rbm.exact import log_likelihood
 from rbm.model import Gradient
@@ -82,10 +82,6 @@ class _CDEstimator:
     def __call__(self, model, batch, rng):
         return cd_gradient(model, batch, self.k, rng, use_probabilities=self.use_probabilities)
 
-    def _unchecked(self, model, batch, rng):
-        """For :func:`train`, which has checked the data and the generator already."""
-        return _cd(model, batch, self.k, rng, self.use_probabilities)
-
 
 class _PersistentEstimator:
     """The callable returned by :func:`pcd`: one :class:`PersistentCD`, created on the first call."""
@@ -98,15 +94,13 @@ class _PersistentEstimator:
         self.persistent = None
 
     def __call__(self, model, batch, rng):
-        if self.persistent is None:
-            self.persistent = PersistentCD(rng=rng, **self._args)
-        return self.persistent.gradient(model, batch)
+        return self._chains(rng).gradient(model, batch)
 
-    def _unchecked(self, model, batch, rng):
-        """For :func:`train`, which has checked the data and the generator already."""
+    def _chains(self, rng):
+        """The :class:`PersistentCD`, created on the first call with that call's `rng`."""
         if self.persistent is None:
             self.persistent = PersistentCD(rng=rng, **self._args)
-        return self.persistent._gradient(model, batch)
+        return self.persistent
 
 
 def pcd(n_chains, k, *, use_probabilities=True, init="data"):
@@ -155,9 +149,7 @@ def _fused_trainer(estimator, model, rng, learning_rate, momentum, weight_decay)
     if type(estimator) is _CDEstimator:
         k, use_probabilities, persistent = estimator.k, estimator.use_probabilities, None
     elif type(estimator) is _PersistentEstimator:
-        if estimator.persistent is None:
-            estimator.persistent = PersistentCD(rng=rng, **estimator._args)
-        persistent = estimator.persistent
+        persistent = estimator._chains(rng)
         k, use_probabilities = persistent.k, persistent.use_probabilities
     else:
         return None
@@ -299,8 +291,6 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
         rows = fused.augment(data)
     else:
         rows = data
-        # The package's own estimators skip re-checking each batch of checked data.
-        estimate = getattr(estimator, "_unchecked", estimator)
         params = (model.W, model.b, model.c)
         velocity = tuple(np.zeros_like(p) for p in params)
     update = 0
@@ -314,7 +304,7 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
                 if fused is not None:
                     fused.update(batch)
                 else:
-                    _general_update(estimate(model, batch, rng), model, params, velocity,
+                    _general_update(estimator(model, batch, rng), model, params, velocity,
                                     learning_rate, momentum, weight_decay)
                 update += 1
                 if track_every is not None and update % track_every == 0:
