@@ -12,6 +12,7 @@ Run one case in a fresh process (for its peak memory) with
 """
 
 import json
+import statistics
 import sys
 
 import numpy as np
@@ -77,6 +78,25 @@ def reference_log_partition(model, block_rows=1024):
     return float(np.logaddexp.reduce(np.array(log_terms)))
 
 
+def paired(first, second, repeats):
+    """Time `first` and `second` alternately; the median ratio of each pair's timings.
+
+    On a shared machine the speed drifts over seconds, so a ratio of two
+    timings taken side by side is steadier than one of two separate runs.
+    """
+    times = {"first": [], "second": []}
+    for _ in range(repeats):
+        for key, function in (("first", first), ("second", second)):
+            t, _ = timed(function, 1)
+            times[key].append(t["median"])
+    ratios = [b / a for a, b in zip(times["first"], times["second"])]
+    summary = {key: {"median": statistics.median(v), "min": min(v), "max": max(v),
+                     "repeats": repeats} for key, v in times.items()}
+    summary["ratio"] = {"median": statistics.median(ratios), "min": min(ratios),
+                        "max": max(ratios), "repeats": repeats}
+    return summary
+
+
 def case(name, n_hidden, scale, repeats=1):
     """One measurement, as a dict (run in a fresh process for a meaningful peak memory)."""
     model = model_for(n_hidden, scale)
@@ -86,9 +106,12 @@ def case(name, n_hidden, scale, repeats=1):
         # the path taken when the weights are too large for products of centred factors
         t, value = timed(lambda: float(exact._enumerate(model, method="stable")[0]), repeats)
     elif name == "gradient":
+        # timed side by side with log Z, whose time it is compared with
         data = (np.random.default_rng(1).random((100, N_VISIBLE)) < 0.3).astype(float)
-        t, g = timed(lambda: exact.gradient(model, data), repeats)
-        value = float(np.abs(g.flat()).max())
+        pair = paired(lambda: exact.log_partition(model), lambda: exact.gradient(model, data),
+                      repeats)
+        t = dict(pair["second"], log_partition=pair["first"], ratio_to_log_partition=pair["ratio"])
+        value = float(np.abs(exact.gradient(model, data).flat()).max())
     elif name == "reference":
         t, value = timed(lambda: reference_log_partition(model), repeats)
     elif name == "limit":

@@ -356,7 +356,7 @@ class _ProductEnumeration(_Enumeration):
         return self.table.shape  # sum over blocks of w / F, per unit and low state
 
     def _buffers(self, shape):
-        return {"factors": np.empty(shape), "scale": np.empty(shape[0])}
+        return {"factors": np.empty(shape), "scale": np.empty(shape[0]), "ones": np.ones(shape[1])}
 
     def _log_weights(self, offset, buffers):
         factors, scale = buffers["factors"], buffers["scale"]
@@ -378,7 +378,7 @@ class _ProductEnumeration(_Enumeration):
         factors = buffers["factors"]
         np.divide(w, factors, out=factors)
         low += factors
-        return w_total - buffers["scale"] * np.add.reduce(factors, axis=1)
+        return w_total - buffers["scale"] * (factors @ buffers["ones"])
 
     def _low_cross(self, low):
         return (self.exp_table * low) @ self.X_low
