@@ -79,14 +79,18 @@ def reference_log_partition(model, block_rows=1024):
 
 
 def paired(first, second, repeats):
-    """Time `first` and `second` alternately; the median ratio of each pair's timings.
+    """Time `first` and `second` in turn; the median ratio of each pair's timings.
 
     On a shared machine the speed drifts over seconds, so a ratio of two
     timings taken side by side is steadier than one of two separate runs.
+    Both run once untimed first (caches, thread start-up), and the order
+    alternates between pairs, so that neither is favoured by going first.
     """
+    first(), second()
     times = {"first": [], "second": []}
-    for _ in range(repeats):
-        for key, function in (("first", first), ("second", second)):
+    for k in range(repeats):
+        order = [("first", first), ("second", second)]
+        for key, function in (order if k % 2 == 0 else order[::-1]):
             t, _ = timed(function, 1)
             times[key].append(t["median"])
     ratios = [b / a for a, b in zip(times["first"], times["second"])]
