@@ -13,12 +13,37 @@ MAX_DENSE_BITS = 20
 
 
 def check_model(model, name="model"):
-    """Require an :class:`~rbm.model.RBM` (imported here lazily: rbm.model imports this module)."""
+    """Require an :class:`~rbm.model.RBM` whose parameters are still consistent and finite.
+
+    The parameters may be changed after the model was made (training does, in
+    place), so their shapes and values are checked again on every use: a NaN
+    written into ``W``, or a bias of the wrong length, fails here, by name.
+    (RBM is imported lazily: rbm.model imports this module.)
+    """
     from rbm.model import RBM
 
     if not isinstance(model, RBM):
         raise TypeError(f"{name} must be an rbm.RBM, got {type(model).__name__}")
+    W, b, c = model.W, model.b, model.c
+    for field, value in (("W", W), ("b", b), ("c", c)):
+        if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+            raise TypeError(f"{name}.{field} must be a float64 numpy array, got "
+                            f"{type(value).__name__} of dtype {getattr(value, 'dtype', None)}")
+    if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
+        raise ValueError(f"{name} has inconsistent shapes: W {W.shape}, b {b.shape}, c {c.shape}; "
+                         "W must be (n_visible, n_hidden), b (n_visible,) and c (n_hidden,)")
+    for field, value in (("W", W), ("b", b), ("c", c)):
+        if not np.isfinite(value).all():
+            raise ValueError(f"{name}.{field} holds NaN or infinity (changed after the model "
+                             "was made, or training diverged)")
     return model
+
+
+def check_bool(value, name):
+    """Require a bool (numpy's included): a string such as "False" is not one."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_rng(rng, name="rng"):
@@ -26,6 +51,8 @@ def check_rng(rng, name="rng"):
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative int seed, got {rng}")
         return np.random.default_rng(int(rng))
     raise TypeError(
         f"{name} must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
@@ -65,6 +92,13 @@ def as_float_array(x, name):
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real, got dtype {arr.dtype}")
     return arr.astype(float)
+
+
+def as_real_array(x, name):
+    """Like :func:`as_float_array`, but without a copy when `x` is already a float64 array."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return x
+    return as_float_array(x, name)
 
 
 def check_finite_parameter(x, name, shape):

@@ -24,7 +24,7 @@ always sampled.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_model, check_positive_int, check_rng
+from rbm._validation import check_binary, check_bool, check_model, check_positive_int, check_rng
 from rbm.model import Gradient
 from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 
@@ -120,6 +120,7 @@ def cd_gradient(model, data, k, rng, *, use_probabilities=True):
     v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
+    use_probabilities = check_bool(use_probabilities, "use_probabilities")
 
     return _cd(model, v0, k, rng, use_probabilities)
 
@@ -172,7 +173,7 @@ class PersistentCD:
         self.n_chains = check_positive_int(n_chains, "n_chains")
         self.k = check_positive_int(k, "k")
         self.rng = check_rng(rng)
-        self.use_probabilities = bool(use_probabilities)
+        self.use_probabilities = check_bool(use_probabilities, "use_probabilities")
         self.init = _check_init(init)
         self.chains = None
 

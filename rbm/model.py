@@ -282,6 +282,17 @@ class Gradient:
     b: np.ndarray
     c: np.ndarray
 
+    def __post_init__(self):
+        # Real arrays of consistent shapes; float64 arrays are kept as they are (no copy).
+        for field in ("W", "b", "c"):
+            value = getattr(self, field)
+            if not (isinstance(value, np.ndarray) and value.dtype == np.float64):
+                object.__setattr__(self, field, as_float_array(value, field))
+        W, b, c = self.W, self.b, self.c
+        if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
+            raise ValueError(f"a Gradient needs W of shape (n_visible, n_hidden), b (n_visible,) "
+                             f"and c (n_hidden,), got W {W.shape}, b {b.shape}, c {c.shape}")
+
     def flat(self):
         """All entries in one vector: ``W`` (row-major), then ``b``, then ``c``."""
         return np.concatenate([np.ravel(self.W), np.ravel(self.b), np.ravel(self.c)])
@@ -289,7 +300,9 @@ class Gradient:
     @classmethod
     def from_flat(cls, x, n_visible, n_hidden):
         """Inverse of :meth:`flat`."""
-        x = np.asarray(x, dtype=float)
+        n_visible = check_positive_int(n_visible, "n_visible")
+        n_hidden = check_positive_int(n_hidden, "n_hidden")
+        x = as_float_array(x, "x")
         n_w = n_visible * n_hidden
         if x.shape != (n_w + n_visible + n_hidden,):
             raise ValueError(
@@ -301,6 +314,9 @@ class Gradient:
     def _combine(self, other, op):
         if not isinstance(other, Gradient):
             return NotImplemented
+        if other.W.shape != self.W.shape:
+            raise ValueError(f"Gradients of different shapes cannot be combined: "
+                             f"W {self.W.shape} and {other.W.shape}")
         return Gradient(op(self.W, other.W), op(self.b, other.b), op(self.c, other.c))
 
     def __add__(self, other):

@@ -18,7 +18,7 @@ advances them together.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_model, check_positive_int, check_rng
+from rbm._validation import check_binary, check_bool, check_model, check_positive_int, check_rng
 from rbm.special import _sigmoid_inplace
 
 __all__ = ["gibbs_step", "gibbs_chain", "sample_model"]
@@ -117,7 +117,7 @@ def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
     v2, single = check_binary(v0, "v0", model.n_visible)
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
-    if not return_trajectory:  # only the current state is held
+    if not check_bool(return_trajectory, "return_trajectory"):  # only the current state is held
         v = _gibbs_steps(model, v2, k, rng)
         return v[0] if single else v
     trajectory = [v2]

@@ -7,6 +7,8 @@ evaluates ``exp`` of an unbounded quantity.
 import numpy as np
 from scipy.special import expit
 
+from rbm._validation import as_real_array
+
 __all__ = ["softplus", "sigmoid", "logsumexp"]
 
 
@@ -33,7 +35,7 @@ def softplus(x):
     >>> softplus(np.array([-1000.0, 0.0, 1000.0])).round(6).tolist()
     [0.0, 0.693147, 1000.0]
     """
-    x = np.asarray(x, dtype=float)
+    x = as_real_array(x, "x")
     return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
 
 
@@ -48,7 +50,7 @@ def sigmoid(x):
     >>> sigmoid(np.array([-800.0, 0.0, 800.0]))
     array([0. , 0.5, 1. ])
     """
-    return expit(np.asarray(x, dtype=float))
+    return expit(as_real_array(x, "x"))
 
 
 def logsumexp(a, axis=None):
@@ -59,7 +61,9 @@ def logsumexp(a, axis=None):
     >>> float(logsumexp(np.array([1000.0, 1000.0])) - 1000.0)
     0.693147...
     """
-    a = np.asarray(a, dtype=float)
+    a = as_real_array(a, "a")
+    if a.size == 0:
+        raise ValueError("a is empty: the log of an empty sum is -infinity, not computed here")
     m = np.max(a, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m

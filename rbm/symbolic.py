@@ -113,6 +113,10 @@ def binary_states(n):
     [[0, 0], [0, 1], [1, 0], [1, 1]]
     """
     n = check_positive_int(n, "n")
+    if n > 2 * MAX_SYMBOLIC_UNITS:
+        raise ValueError(f"binary_states lists 2**n symbolic vectors; n must be at most "
+                         f"{2 * MAX_SYMBOLIC_UNITS} (both layers of the largest symbolic RBM), "
+                         f"got {n}")
     return [sp.Matrix(n, 1, bits) for bits in itertools.product([0, 1], repeat=n)]
 
 

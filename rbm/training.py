@@ -20,6 +20,7 @@ import numpy as np
 
 from rbm._validation import (
     check_binary,
+    check_bool,
     check_model,
     check_positive_float,
     check_positive_int,
@@ -69,7 +70,7 @@ def cd(k, use_probabilities=True):
     >>> estimate(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0).W.shape
     (3, 2)
     """
-    return _CDEstimator(check_positive_int(k, "k"), bool(use_probabilities))
+    return _CDEstimator(check_positive_int(k, "k"), check_bool(use_probabilities, "use_probabilities"))
 
 
 class _CDEstimator:
@@ -90,7 +91,8 @@ class _PersistentEstimator:
         # Checked here so that a bad argument fails at once, not at the first update.
         self._args = dict(n_chains=check_positive_int(n_chains, "n_chains"),
                           k=check_positive_int(k, "k"),
-                          use_probabilities=use_probabilities, init=_check_init(init))
+                          use_probabilities=check_bool(use_probabilities, "use_probabilities"),
+                          init=_check_init(init))
         self.persistent = None
 
     def __call__(self, model, batch, rng):
@@ -311,6 +313,14 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
                     if fused is not None:
                         fused.write_back()
                     record(update)
+            if fused is not None:
+                fused.write_back()
+            params_now = (model.W, model.b, model.c)
+            if not all(np.isfinite(p).all() for p in params_now):
+                raise ValueError(
+                    f"training diverged in epoch {epoch + 1}: the parameters are no longer "
+                    "finite; use a smaller learning_rate (or weight_decay, or momentum), "
+                    "or check what the estimator returns")
             if progress:
                 tracked = (f", log-likelihood {history.log_likelihood[-1]:.4f}"
                            if history.updates else "")
@@ -327,6 +337,9 @@ def _general_update(grad, model, params, velocity, learning_rate, momentum, weig
     """One update of :func:`train` from an estimated gradient (any estimator)."""
     if not isinstance(grad, Gradient):
         raise TypeError(f"estimator must return an rbm.Gradient, got {type(grad).__name__}")
+    if grad.W.shape != model.W.shape:
+        raise ValueError(f"estimator returned a Gradient with W of shape {grad.W.shape}, "
+                         f"but the model's W has shape {model.W.shape}")
     step_W = grad.W - weight_decay * model.W if weight_decay else grad.W
     for param, u, step in zip(params, velocity, (step_W, grad.b, grad.c)):
         if momentum:

@@ -16,6 +16,7 @@ as in :func:`rbm.exact.all_states`.
 import numpy as np
 
 from rbm._validation import (
+    MAX_DENSE_BITS,
     check_binary,
     check_enumeration_size,
     check_model,
@@ -218,7 +219,8 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
         raise ValueError("k must hold at least one number of steps")
     # Forming T costs one product over all (v, h, v') but makes each step cheap;
     # pushing through the two conditionals costs an exp per (v, h) at every step.
-    if 2**model.n_visible <= 64 * max(ks):
+    # (T is also the only way when the hidden states are too many to list: n_visible is then small.)
+    if 2**model.n_visible <= 64 * max(ks) or model.n_hidden > MAX_DENSE_BITS:
         T = _transition_matrix(model, _chunk(chunk_size, 2**model.n_visible))
     else:
         T = None

@@ -103,3 +103,121 @@ def test_other_bad_arguments(small_model):
         rbm.RBM.random(3, 2, rng=0, distribution="cauchy")
     with pytest.raises(ValueError, match="scale must be finite"):
         rbm.RBM.random(3, 2, rng=0, scale=-1.0)
+
+
+# --- A model changed after it was made, and what estimators and training return ---------
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        (lambda m: m.W.__setitem__((0, 0), np.nan), ValueError, r"model\.W holds NaN"),
+        (lambda m: m.c.__setitem__(0, np.inf), ValueError, r"model\.c holds NaN"),
+        (lambda m: setattr(m, "b", np.zeros(5)), ValueError, "inconsistent shapes"),
+        (lambda m: setattr(m, "W", [[0.0] * 4] * 6), TypeError, r"model\.W must be a float64"),
+    ],
+)
+def test_a_model_changed_after_it_was_made_is_checked_again(change, error, match, small_model):
+    from rbm import sampling, training
+    from rbm.estimators import cd_gradient
+
+    change(small_model)
+    data = np.zeros((2, 6))
+    calls = [lambda: exact.log_partition(small_model),
+             lambda: exact.log_likelihood(small_model, data),
+             lambda: cd_gradient(small_model, data, 1, 0),
+             lambda: sampling.sample_model(small_model, 2, 1, rng=0),
+             lambda: training.train(small_model, data, training.cd(1), learning_rate=0.1,
+                                    epochs=1, batch_size=2, rng=0)]
+    for call in calls:
+        with pytest.raises(error, match=match):
+            call()
+
+
+def test_train_refuses_a_gradient_of_the_wrong_shape(small_model):
+    from rbm import training
+
+    def wrong(model, batch, rng):
+        return rbm.Gradient(np.ones((1, 4)), np.ones(1), np.ones(4))
+
+    with pytest.raises(ValueError, match=r"estimator returned a Gradient with W of shape \(1, 4\)"):
+        training.train(small_model, np.zeros((2, 6)), wrong, learning_rate=0.1, epochs=1,
+                       batch_size=2, rng=0)
+
+
+@pytest.mark.parametrize("estimator", ["cd", "general"])
+def test_train_stops_when_the_parameters_diverge(estimator, small_model, small_data):
+    from rbm import training
+
+    est = training.cd(1)
+    if estimator == "general":  # a plain function runs the general loop
+        est = (lambda m, b, r, e=training.cd(1): e(m, b, r))
+    # the fused loop checks after each epoch; in the general loop the estimator's own check
+    # of the model may fire first, mid-epoch
+    with np.errstate(all="ignore"), pytest.raises(ValueError, match="diverged"):
+        training.train(small_model, small_data, est, learning_rate=1.0, weight_decay=5.0,
+                       epochs=1000, batch_size=2, rng=0)
+
+
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda: rbm.Gradient(np.ones((2, 3)), np.ones(2), np.ones(2)), ValueError,
+         r"c \(n_hidden,\)"),
+        (lambda: rbm.Gradient("a", 1, 2), TypeError, "W must be a numeric"),
+        (lambda: rbm.Gradient(np.ones((2, 3)), np.ones(2), np.ones(3))
+         + rbm.Gradient(np.ones((1, 3)), np.ones(1), np.ones(3)), ValueError, "different shapes"),
+        (lambda: rbm.Gradient.from_flat(np.zeros(0), -2, -2), ValueError, "n_visible must be >= 1"),
+        (lambda: rbm.Gradient.from_flat(np.zeros(8), 2.0, 2), TypeError, "n_visible must be an int"),
+    ],
+)
+def test_gradients_are_checked(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: rbm.softplus(None), TypeError, "x must be a numeric array"),
+        (lambda: rbm.softplus(np.array([1 + 2j])), TypeError, "x must be real"),
+        (lambda: rbm.sigmoid("1.5"), TypeError, "x must be a numeric array"),
+        (lambda: rbm.logsumexp([]), ValueError, "a is empty"),
+    ],
+)
+def test_special_functions_refuse_non_real_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_flags_must_be_bools_and_seeds_non_negative(small_model):
+    from rbm import sampling, training
+    from rbm.estimators import PersistentCD, cd_gradient
+
+    for call in (lambda: training.cd(1, use_probabilities="False"),
+                 lambda: training.pcd(2, 1, use_probabilities="no"),
+                 lambda: PersistentCD(2, 1, 0, use_probabilities=None),
+                 lambda: cd_gradient(small_model, np.zeros((1, 6)), 1, 0, use_probabilities=1),
+                 lambda: sampling.gibbs_chain(small_model, np.zeros(6), 1, 0,
+                                              return_trajectory="yes")):
+        with pytest.raises(TypeError, match="must be True or False"):
+            call()
+    with pytest.raises(ValueError, match="rng must be a non-negative int seed, got -1"):
+        rbm.RBM.random(2, 2, rng=-1)
+    assert training.cd(1, use_probabilities=np.bool_(False)).use_probabilities is False
+
+
+def test_symbolic_states_are_limited():
+    from rbm import symbolic
+
+    with pytest.raises(ValueError, match="n must be at most 12"):
+        symbolic.binary_states(40)
+
+
+def test_cd_expected_gradient_with_many_hidden_units_uses_the_transition_matrix():
+    from rbm import transition
+
+    model = rbm.RBM.random(3, 21, scale=0.1, rng=0)
+    data = np.array([[1.0, 0.0, 1.0]])
+    one = transition.cd_expected_gradient(model, data, 1)
+    assert one.W.shape == (3, 21) and np.isfinite(one.flat()).all()
