@@ -10,6 +10,12 @@ MAX_ENUMERATION_BITS = 30
 # Functions that hold one number per visible state in memory (distributions
 # over all 2**n_visible states, transition matrices) are limited further.
 MAX_DENSE_BITS = 20
+# Arrays the caller's counts size (chains, temperatures) are refused beyond this many
+# float64 entries (2 GiB), with an error that names the count, not numpy's MemoryError.
+MAX_ARRAY_ELEMENTS = 2**28
+# Parameters beyond this size are refused: sums of products of them over 2**30 states
+# could overflow float64, and no trained model comes near it.
+MAX_PARAMETER = 1e100
 
 
 def check_model(model, name="model"):
@@ -36,6 +42,10 @@ def check_model(model, name="model"):
         if not np.isfinite(value).all():
             raise ValueError(f"{name}.{field} holds NaN or infinity (changed after the model "
                              "was made, or training diverged)")
+        if np.abs(value).max() > MAX_PARAMETER:
+            raise ValueError(f"{name}.{field} holds values beyond {MAX_PARAMETER:g} in "
+                             "absolute value (changed after the model was made, or training "
+                             "diverged)")
     return model
 
 
@@ -108,6 +118,9 @@ def check_finite_parameter(x, name, shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, but it holds NaN or infinity")
+    if arr.size and np.abs(arr).max() > MAX_PARAMETER:
+        raise ValueError(f"{name} must be at most {MAX_PARAMETER:g} in absolute value, "
+                         f"got {np.abs(arr).max():g}")
     return arr.copy()
 
 
@@ -141,6 +154,13 @@ def check_binary(x, name, width, allow_1d=True):
             f"{name} must hold only 0 and 1, found {float(arr2[row, col]):g} at row {row}, column {col}"
         )
     return arr2, single
+
+
+def check_array_size(n_elements, what):
+    """Refuse an array of more than ``MAX_ARRAY_ELEMENTS`` entries, naming what asked for it."""
+    if n_elements > MAX_ARRAY_ELEMENTS:
+        raise ValueError(f"{what} asks for an array of {n_elements} numbers, beyond the limit "
+                         f"of {MAX_ARRAY_ELEMENTS} (2 GiB)")
 
 
 def check_enumeration_size(n_bits, what, limit=MAX_ENUMERATION_BITS):

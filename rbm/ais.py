@@ -48,6 +48,7 @@ import numpy as np
 from rbm._validation import (
     check_model,
     as_float_array,
+    check_array_size,
     check_binary,
     check_finite_parameter,
     check_positive_float,
@@ -162,6 +163,7 @@ def default_betas(n_steps):
     [0.0, 1.0]
     """
     n_steps = check_positive_int(n_steps, "n_steps")
+    check_array_size(n_steps + 1, f"n_steps={n_steps}")
     if n_steps < len(_PAPER_PIECES):
         return np.linspace(0.0, 1.0, n_steps + 1)
     total_weight = sum(weight for _, _, weight in _PAPER_PIECES)
@@ -610,7 +612,9 @@ def _anneal(model, b_A, betas, v, rng):
 def _check_betas(betas):
     """An int count (via :func:`default_betas`) or a valid schedule, as a float array."""
     if isinstance(betas, numbers.Integral) and not isinstance(betas, bool):
-        return default_betas(check_positive_int(betas, "betas"))
+        count = check_positive_int(betas, "betas")
+        check_array_size(count + 1, f"betas={count}")
+        return default_betas(count)
     arr = as_float_array(betas, "betas")
     if arr.ndim != 1 or arr.size < 2:
         raise ValueError(f"betas must be an int or a 1-d array of at least 2 inverse "

@@ -24,7 +24,14 @@ always sampled.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_bool, check_model, check_positive_int, check_rng
+from rbm._validation import (
+    check_array_size,
+    check_binary,
+    check_bool,
+    check_model,
+    check_positive_int,
+    check_rng,
+)
 from rbm.model import Gradient
 from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 
@@ -171,6 +178,7 @@ class PersistentCD:
 
     def __init__(self, n_chains, k, rng, *, use_probabilities=True, init="data"):
         self.n_chains = check_positive_int(n_chains, "n_chains")
+        check_array_size(self.n_chains, f"n_chains={self.n_chains}")
         self.k = check_positive_int(k, "k")
         self.rng = check_rng(rng)
         self.use_probabilities = check_bool(use_probabilities, "use_probabilities")

@@ -18,7 +18,14 @@ advances them together.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_bool, check_model, check_positive_int, check_rng
+from rbm._validation import (
+    check_array_size,
+    check_binary,
+    check_bool,
+    check_model,
+    check_positive_int,
+    check_rng,
+)
 from rbm.special import _sigmoid_inplace
 
 __all__ = ["gibbs_step", "gibbs_chain", "sample_model"]
@@ -164,6 +171,7 @@ def sample_model(model, n_chains, n_steps, rng, v0=None):
     check_model(model)
     n_chains = check_positive_int(n_chains, "n_chains")
     n_steps = check_positive_int(n_steps, "n_steps")
+    check_array_size(n_chains * max(model.n_visible, model.n_hidden), f"n_chains={n_chains}")
     rng = check_rng(rng)
     if v0 is None:
         start = (rng.random((n_chains, model.n_visible)) < 0.5).astype(float)

@@ -329,16 +329,19 @@ def cd1_variant_expected_gradient(model, data, *, reconstruction="sample",
     H = all_states(model.n_hidden)
     V = all_states(model.n_visible)
     pos = data_expectations(model, data)
-    # Weights p(h0 | v0) of every hidden state, one row per data vector.
-    p_h0 = _conditional(data @ model.W + model.c, H)
+    # Weight of each hidden state h0 over the data, the mean of p(h0 | v0) over the rows,
+    # taken in blocks of rows so that memory does not grow with the data.
+    rows = max(1, _CHUNK_ELEMENTS // 2**model.n_hidden)
+    w_h0 = sum(_conditional(data[start:start + rows] @ model.W + model.c, H).sum(axis=0)
+               for start in range(0, len(data), rows)) / len(data)
     if reconstruction == "probabilities":
         V1 = model.prob_v_given_h(H)                    # v1 as a function of h0
         S = sigmoid(V1 @ model.W + model.c) if negative_hidden == "reconstruction" else H
-        w = p_h0.mean(axis=0)                           # weight of each h0, over the data
+        w = w_h0                           # weight of each h0, over the data
         neg_vh, neg_v, neg_h = V1.T @ (w[:, None] * S), w @ V1, w @ S
     else:
         p_v1 = _conditional(H @ model.W.T + model.b, V)  # p(v1 | h0), (2**n_h, 2**n_v)
-        w = p_h0.mean(axis=0)[:, None] * p_v1           # weight of each pair (h0, v1)
+        w = w_h0[:, None] * p_v1           # weight of each pair (h0, v1)
         r = w.sum(axis=0)                               # distribution of v1
         if negative_hidden == "reconstruction":
             P = model.prob_h_given_v(V)

@@ -221,3 +221,37 @@ def test_cd_expected_gradient_with_many_hidden_units_uses_the_transition_matrix(
     data = np.array([[1.0, 0.0, 1.0]])
     one = transition.cd_expected_gradient(model, data, 1)
     assert one.W.shape == (3, 21) and np.isfinite(one.flat()).all()
+
+
+def test_cd1_variant_memory_does_not_grow_with_the_data():
+    from rbm import transition
+
+    model = rbm.RBM.random(2, 12, scale=0.5, rng=0)
+    data = np.random.default_rng(1).integers(0, 2, size=(3000, 2)).astype(float)
+    many = transition.cd1_variant_expected_gradient(model, data)  # 3000 x 4096 would be 94 MiB
+    few = transition.cd_expected_gradient(model, data, 1)
+    assert (many - few).max_abs() < 1e-12
+
+
+def test_counts_too_large_to_allocate_are_refused_by_name(small_model):
+    from rbm import ais, sampling
+    from rbm.estimators import PersistentCD
+
+    calls = {"n_chains=1000000000000": [lambda: sampling.sample_model(small_model, 10**12, 1, rng=0),
+                                        lambda: PersistentCD(10**12, 1, 0)],
+             "betas=1000000000000": [lambda: ais.ais_log_partition(small_model, betas=10**12, rng=0)],
+             "n_steps=1000000000000": [lambda: ais.default_betas(10**12)]}
+    for what, makers in calls.items():
+        for make in makers:
+            with pytest.raises(ValueError, match=f"{what} asks for an array of"):
+                make()
+
+
+def test_parameters_beyond_the_float_range_of_the_sums_are_refused(small_model):
+    with pytest.raises(ValueError, match="W must be at most 1e"):
+        rbm.RBM([[1e308]], [0.0], [0.0])
+    small_model.b[0] = 1e200
+    with pytest.raises(ValueError, match=r"model\.b holds values beyond 1e"):
+        exact.log_partition(small_model)
+    largest = rbm.RBM([[1e100]], [1e100], [1e100])  # the largest accepted: exact and finite
+    assert exact.log_partition(largest) == pytest.approx(3e100, rel=1e-15)
