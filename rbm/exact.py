@@ -10,7 +10,8 @@ every function here enumerates only the **smaller** layer
 bounded memory and in log-space, which keeps it exact and finite for
 weights of any size a model accepts (up to 1e100 in absolute value).  An
 enumeration beyond :math:`2^{30}` states is refused at once with a
-:class:`ValueError`; functions that hold one number per visible state (distributions, KL) stop at :math:`2^{20}` visible states.
+:class:`ValueError`; functions that hold one number per visible state
+(distributions, KL) stop at :math:`2^{20}` visible states.
 
 States of a layer with ``n`` units are ordered as the binary numbers
 ``0 .. 2**n - 1`` with the **first unit as the most significant bit**
