@@ -39,14 +39,18 @@ def check_model(model, name="model"):
         raise ValueError(f"{name} has inconsistent shapes: W {W.shape}, b {b.shape}, c {c.shape}; "
                          "W must be (n_visible, n_hidden), b (n_visible,) and c (n_hidden,)")
     for field, value in (("W", W), ("b", b), ("c", c)):
-        if not np.isfinite(value).all():
-            raise ValueError(f"{name}.{field} holds NaN or infinity (changed after the model "
-                             "was made, or training diverged)")
-        if np.abs(value).max() > MAX_PARAMETER:
-            raise ValueError(f"{name}.{field} holds values beyond {MAX_PARAMETER:g} in "
-                             "absolute value (changed after the model was made, or training "
-                             "diverged)")
+        _check_parameter_values(value, f"{name}.{field}",
+                                " (changed after the model was made, or training diverged)")
     return model
+
+
+def _check_parameter_values(arr, name, context=""):
+    """Finite, and at most ``MAX_PARAMETER`` in absolute value; `context` ends the message."""
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, but it holds NaN or infinity{context}")
+    if arr.size and np.abs(arr).max() > MAX_PARAMETER:
+        raise ValueError(f"{name} must be at most {MAX_PARAMETER:g} in absolute value, "
+                         f"got {np.abs(arr).max():g}{context}")
 
 
 def check_bool(value, name):
@@ -116,11 +120,7 @@ def check_finite_parameter(x, name, shape):
     arr = as_float_array(x, name)
     if arr.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, but it holds NaN or infinity")
-    if arr.size and np.abs(arr).max() > MAX_PARAMETER:
-        raise ValueError(f"{name} must be at most {MAX_PARAMETER:g} in absolute value, "
-                         f"got {np.abs(arr).max():g}")
+    _check_parameter_values(arr, name)
     return arr.copy()
 
 

@@ -22,6 +22,7 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
     as_float_array,
+    as_real_array,
 )
 from rbm.special import sigmoid, softplus
 
@@ -285,9 +286,7 @@ class Gradient:
     def __post_init__(self):
         # Real arrays of consistent shapes; float64 arrays are kept as they are (no copy).
         for field in ("W", "b", "c"):
-            value = getattr(self, field)
-            if not (isinstance(value, np.ndarray) and value.dtype == np.float64):
-                object.__setattr__(self, field, as_float_array(value, field))
+            object.__setattr__(self, field, as_real_array(getattr(self, field), field))
         W, b, c = self.W, self.b, self.c
         if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
             raise ValueError(f"a Gradient needs W of shape (n_visible, n_hidden), b (n_visible,) "

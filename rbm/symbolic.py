@@ -44,6 +44,7 @@ __all__ = [
     "check_equal",
     "check_close",
     "check_at_most",
+    "check_mean",
 ]
 
 # Symbolic sums enumerate every state; beyond this the expressions are too large to simplify.
@@ -522,3 +523,61 @@ def check_at_most(a, b, tol, name):
     if not excess <= tol:
         raise AssertionError(f"{name}: fails by {excess:.3g} > {tol:g}")
     print(f"verdict: {name} holds within {tol:g}")
+
+
+def check_mean(samples, target, alpha, name):
+    r"""Two-sided z-tests that the mean of `samples` is `target`, entry by entry; print a verdict.
+
+    For statistical claims: each entry's sample mean is compared with its
+    exact value in units of its standard error, and the critical value
+    :math:`z_{1 - \alpha / (2m)}` makes the family-wise significance of the
+    :math:`m` tests `alpha` (Bonferroni).  An entry that is constant over the
+    samples has no standard error: it passes only if it equals its target.
+
+    Parameters
+    ----------
+    samples : array_like of shape (S, ...)
+        One sample per row, ``S >= 2``.
+    target : array_like
+        The exact means, of shape ``samples.shape[1:]``.
+    alpha : float
+        Family-wise significance, in (0, 1).
+    name : str
+        What is tested, for the verdict.
+
+    Returns
+    -------
+    float
+        The largest :math:`|z|`.
+
+    Raises
+    ------
+    AssertionError
+        If some :math:`|z|` exceeds the critical value.
+
+    Examples
+    --------
+    >>> draws = np.random.default_rng(1).normal(1.0, 2.0, size=(1000, 3))
+    >>> _ = check_mean(draws, np.ones(3), 0.01, "three means")
+    verdict: three means: largest |z| ... <= 2.94 (alpha = 0.01, Bonferroni over 3 entries)
+    >>> _ = check_mean(draws, np.full(3, 1.5), 0.01, "shifted means")
+    Traceback (most recent call last):
+    ...
+    AssertionError: shifted means: largest |z| = ... > 2.94 (alpha = 0.01, Bonferroni over 3 entries)
+    """
+    from scipy.stats import norm
+
+    samples, target = np.asarray(samples, dtype=float), np.asarray(target, dtype=float)
+    if samples.ndim < 1 or samples.shape[0] < 2 or samples.shape[1:] != target.shape:
+        raise ValueError(f"samples must have shape (S >= 2, *{target.shape}), got {samples.shape}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
+    gap = np.abs(samples.mean(axis=0) - target)
+    z = np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
+    z_max, z_crit = float(z.max()), float(norm.isf(alpha / (2 * target.size)))
+    family = f"(alpha = {alpha:g}, Bonferroni over {target.size} entries)"
+    if not z_max <= z_crit:
+        raise AssertionError(f"{name}: largest |z| = {z_max:.3g} > {z_crit:.3g} {family}")
+    print(f"verdict: {name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
+    return z_max

@@ -70,7 +70,8 @@ def cd(k, use_probabilities=True):
     >>> estimate(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0).W.shape
     (3, 2)
     """
-    return _CDEstimator(check_positive_int(k, "k"), check_bool(use_probabilities, "use_probabilities"))
+    return _CDEstimator(check_positive_int(k, "k"),
+                        check_bool(use_probabilities, "use_probabilities"))
 
 
 class _CDEstimator:
@@ -315,12 +316,13 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
                     record(update)
             if fused is not None:
                 fused.write_back()
-            params_now = (model.W, model.b, model.c)
-            if not all(np.isfinite(p).all() for p in params_now):
+            try:
+                check_model(model)
+            except ValueError as err:
                 raise ValueError(
-                    f"training diverged in epoch {epoch + 1}: the parameters are no longer "
-                    "finite; use a smaller learning_rate (or weight_decay, or momentum), "
-                    "or check what the estimator returns")
+                    f"training diverged in epoch {epoch + 1}: {err}; use a smaller "
+                    "learning_rate (or weight_decay, or momentum), or check what the "
+                    "estimator returns") from err
             if progress:
                 tracked = (f", log-likelihood {history.log_likelihood[-1]:.4f}"
                            if history.updates else "")

@@ -111,8 +111,8 @@ def test_other_bad_arguments(small_model):
 @pytest.mark.parametrize(
     "change, error, match",
     [
-        (lambda m: m.W.__setitem__((0, 0), np.nan), ValueError, r"model\.W holds NaN"),
-        (lambda m: m.c.__setitem__(0, np.inf), ValueError, r"model\.c holds NaN"),
+        (lambda m: m.W.__setitem__((0, 0), np.nan), ValueError, r"model\.W must be finite"),
+        (lambda m: m.c.__setitem__(0, np.inf), ValueError, r"model\.c must be finite"),
         (lambda m: setattr(m, "b", np.zeros(5)), ValueError, "inconsistent shapes"),
         (lambda m: setattr(m, "W", [[0.0] * 4] * 6), TypeError, r"model\.W must be a float64"),
     ],
@@ -251,7 +251,7 @@ def test_parameters_beyond_the_float_range_of_the_sums_are_refused(small_model):
     with pytest.raises(ValueError, match="W must be at most 1e"):
         rbm.RBM([[1e308]], [0.0], [0.0])
     small_model.b[0] = 1e200
-    with pytest.raises(ValueError, match=r"model\.b holds values beyond 1e"):
+    with pytest.raises(ValueError, match=r"model\.b must be at most 1e\+100"):
         exact.log_partition(small_model)
     largest = rbm.RBM([[1e100]], [1e100], [1e100])  # the largest accepted: exact and finite
     assert exact.log_partition(largest) == pytest.approx(3e100, rel=1e-15)

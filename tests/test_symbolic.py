@@ -185,3 +185,20 @@ def test_energy_derivative_gives_the_rbm_partials():
         assert energy_derivative(s.W, s.b, s.c, s.v, s.h, s.b[i]) == -s.v[i]
     for j in range(3):
         assert energy_derivative(s.W, s.b, s.c, s.v, s.h, s.c[j]) == -s.h[j]
+
+
+def test_check_mean_accepts_true_means_and_rejects_shifted_ones():
+    from rbm.symbolic import check_mean
+
+    draws = np.random.default_rng(1).normal(0.5, 1.0, size=(4000, 2, 3))
+    assert check_mean(draws, np.full((2, 3), 0.5), 0.01, "true means") < 3.0
+    with pytest.raises(AssertionError, match="shifted means: largest"):
+        check_mean(draws, np.full((2, 3), 0.6), 0.01, "shifted means")
+    constant = np.zeros((10, 2))  # no standard error: passes only when equal to its target
+    assert check_mean(constant, np.zeros(2), 0.01, "constant entries") == 0.0
+    with pytest.raises(AssertionError, match=r"largest \|z\| = inf"):
+        check_mean(constant, np.ones(2), 0.01, "constant entries, wrong target")
+    with pytest.raises(ValueError, match="samples must have shape"):
+        check_mean(draws[:1], np.zeros((2, 3)), 0.01, "one sample")
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        check_mean(draws, np.zeros((2, 3)), 1.5, "bad alpha")
