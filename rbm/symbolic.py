@@ -536,8 +536,8 @@ def check_mean(samples, target, alpha, name):
 
     Parameters
     ----------
-    samples : array_like of shape (S, ...)
-        One sample per row, ``S >= 2``.
+    samples : array_like of shape (n_samples, ...)
+        One sample per row, at least two rows.
     target : array_like
         The exact means, of shape ``samples.shape[1:]``.
     alpha : float
@@ -569,7 +569,8 @@ def check_mean(samples, target, alpha, name):
 
     samples, target = np.asarray(samples, dtype=float), np.asarray(target, dtype=float)
     if samples.ndim < 1 or samples.shape[0] < 2 or samples.shape[1:] != target.shape:
-        raise ValueError(f"samples must have shape (S >= 2, *{target.shape}), got {samples.shape}")
+        raise ValueError(f"samples must have shape (n_samples >= 2, *{target.shape}), "
+                         f"got {samples.shape}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
