@@ -1,4 +1,4 @@
-"""The fast enumeration in rbm.exact against a plain one written in the test.
+"""The fast enumeration (rbm._enumeration, behind rbm.exact) against a plain one written here.
 
 The plain reference computes every pre-activation with a matrix product and
 the softplus entry by entry (np.logaddexp), then a log-sum-exp over all
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import rbm
+from rbm import _enumeration as engine
 from rbm import exact
 
 
@@ -50,8 +51,8 @@ def test_product_path_groups_units_within_the_budget(scale):
     """Every group of centred factors has radii summing within the budget, and
     larger weights need more groups (the bound is what keeps products finite)."""
     model = rbm.RBM.random(300, 10, scale=scale, bias_scale=scale, rng=4)
-    a_x, a_y, M, _ = exact._layer_setup(model, None)
-    enum = exact._ProductEnumeration(a_x, a_y, M, 2**6, moments=False)
+    a_x, a_y, M, _ = engine.layer_setup(model, None)
+    enum = engine.ProductEnumeration(a_x, a_y, M, 2**6, moments=False)
     assert enum.feasible
     covered = [j for g in enum.groups for j in range(g.start, g.stop)]
     assert covered == list(range(300))
@@ -63,8 +64,8 @@ def test_product_path_groups_units_within_the_budget(scale):
 
 def test_weights_too_large_for_products_take_the_stable_path():
     model = rbm.RBM.random(40, 8, scale=800.0, bias_scale=1.0, rng=5)
-    a_x, a_y, M, _ = exact._layer_setup(model, None)
-    assert not exact._ProductEnumeration(a_x, a_y, M, 2**4, moments=False).feasible
+    a_x, a_y, M, _ = engine.layer_setup(model, None)
+    assert not engine.ProductEnumeration(a_x, a_y, M, 2**4, moments=False).feasible
     with pytest.raises(ValueError, match="method='product'"):
         exact._enumerate(model, method="product")
     log_z = plain_log_z_and_moments(model)[0]
@@ -73,10 +74,38 @@ def test_weights_too_large_for_products_take_the_stable_path():
         exact._enumerate(model, method="fast")
 
 
-def test_thread_counts_give_the_same_result():
-    model = rbm.RBM.random(40, 12, scale=1.0, bias_scale=1.0, rng=2)
-    values = [exact.log_partition(model, n_threads=t, chunk_size=16) for t in (1, 2, 5)]
-    assert max(values) - min(values) < 1e-11 * abs(values[0])
+@pytest.mark.parametrize("n_visible, n_hidden", [(40, 12), (64, 16), (12, 64)])
+def test_results_are_bit_identical_whatever_the_thread_count(n_visible, n_hidden):
+    """The block layout and summation order depend on the problem alone: threads only
+    share out fixed segments (64 x 16 is past the size where enumerations are threaded)."""
+    model = rbm.RBM.random(n_visible, n_hidden, scale=1.0, bias_scale=1.0, rng=2)
+    data = (np.random.default_rng(0).random((7, n_visible)) < 0.5).astype(float)
+    reference = exact.gradient(model, data, n_threads=1)
+    log_z = exact.log_partition(model, n_threads=1)
+    for n_threads in (None, 2, 3, 5):
+        assert exact.log_partition(model, n_threads=n_threads) == log_z
+        assert np.array_equal(exact.gradient(model, data, n_threads=n_threads).flat(),
+                              reference.flat())
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("method", ["product", "stable"])
+def test_large_biases_with_small_weights_match_plain(sign, method):
+    """Pre-activations far from zero and close together (biases of several hundred, weights
+    of 0.01): the regime where a wrong centre of the product path would give NaN or a
+    wrong log Z unnoticed (found by planting one)."""
+    rng = np.random.default_rng(7)
+    n_visible, n_hidden = 30, 8
+    model = rbm.RBM(W=rng.normal(0, 0.01, (n_visible, n_hidden)),
+                    b=sign * rng.uniform(300, 700, n_visible),
+                    c=sign * rng.uniform(300, 700, n_hidden))
+    log_z, vh, v, h = plain_log_z_and_moments(model)
+    for chunk_size in (None, 2):
+        got, moments = exact._enumerate(model, moments=True, chunk_size=chunk_size,
+                                        method=method)
+        assert got == pytest.approx(log_z, rel=1e-13)
+        for mine, plain in ((moments.vh, vh), (moments.v, v), (moments.h, h)):
+            assert np.allclose(mine, plain, rtol=1e-12, atol=1e-14)
 
 
 def test_product_path_stays_accurate_when_the_centres_are_far_from_zero():

@@ -1,0 +1,480 @@
+r"""The engine behind :mod:`rbm.exact`: sums over every state of one layer.
+
+A model is written as an enumerated layer ``x`` (``n_x`` units) and a summed
+layer ``y`` (``n_y`` units) with energy :math:`E = -a_x^\top x - a_y^\top y -
+x^\top M y`, so that :math:`\log \sum_y e^{-E} = a_x^\top x + \sum_j
+\operatorname{softplus}(u_j)` with :math:`u = a_y + M^\top x`.  This module
+sums that over all :math:`2^{n_x}` states of ``x``, and optionally the
+moments :math:`\langle x\rangle`, :math:`\langle y\rangle`,
+:math:`\langle x y^\top\rangle`.
+
+How the work is laid out, step by step:
+
+1. **Blocks.** State ``k`` is ``(high, low)`` in binary.  The pre-activations
+   of the ``2**low_bits`` states of one block are a table ``t`` of the low
+   bits (computed once) plus a vector ``o`` of the high bits, so blocks share
+   all per-state work but one cheap pass.  The block size depends on the
+   problem's size alone (:func:`block_size`).
+2. **Segments.** Consecutive blocks are grouped into at most ``SEGMENTS``
+   segments, again fixed by the problem alone (:func:`segments`).  A segment
+   is summed by :meth:`Enumeration.run` into an :class:`Accumulator`.
+3. **Threads.** Threads only share out whole segments; the segments' sums are
+   combined in segment order (:func:`run_segments`).  The result is therefore
+   the same to the last bit whatever the number of threads or cores.
+4. **Stopping.** Workers check a cancel flag between blocks, and the main
+   thread waits with a timeout, so Ctrl-C (or a notebook interrupt) stops an
+   enumeration within one block's time (milliseconds) and leaves no thread
+   running.
+5. **Memory.** A block holds at most ``CHUNK_ELEMENTS`` numbers (8 MiB);
+   each running segment holds a few such arrays, and at most ``2 * n_threads``
+   segments are in flight: about ``(16 + 48 n_threads)`` MiB in all.
+
+Two ways to sum the softplus terms of a block, both exact to rounding:
+
+* **product** (:class:`ProductEnumeration`, used whenever the weights allow
+  it): :math:`1 + e^{t + o} = e^{o + c}\,(e^{t - c} + e^{-o - c})` with a
+  per-unit centre :math:`c`, and :math:`e^{t - c}` is computed once for the
+  whole enumeration.  A block then costs one addition and one multiplication
+  per entry and one ``log`` per state and group of units, and **no** ``exp``
+  per entry; the conditional means come from one division per entry.
+* **stable** (:class:`StableEnumeration`, for weights so large that a centred
+  factor could overflow): :math:`\sum_j \operatorname{softplus}(u_j) =
+  \tfrac12\sum_j (u_j + |u_j|) + \log \prod_j (1 + e^{-|u_j|})`: one ``exp``
+  per entry, and products of at most 1000 factors in (1, 2], which cannot
+  overflow.
+"""
+
+import os
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from rbm._validation import check_positive_int
+
+# Entries (states times units of the other layer) in one block of work: at most 8 MiB of
+# float64 for large enumerations, at least 128 KiB; sizes that measured fastest here
+# (benchmarks/bench_exact.py).
+CHUNK_ELEMENTS = 2**20
+MIN_CHUNK_ELEMENTS = 2**14
+# Enumerations smaller than this (states times units of the other layer) are one segment,
+# summed in one thread by default.
+THREADED_ELEMENTS = 2**22
+# Larger ones are split into this many segments (or one per block, if fewer): enough for
+# an even share between a few threads, few enough that combining them costs nothing.
+SEGMENTS = 64
+# How often the waiting main thread wakes up to let a signal handler run (seconds).
+_POLL = 0.05
+
+
+def states(start, stop, n):
+    """Rows ``start .. stop - 1`` of all binary vectors of length `n`, first unit most significant.
+
+    No checks: the callers bound the sizes.
+    """
+    idx = np.arange(start, stop, dtype=np.int64)
+    shifts = np.arange(n - 1, -1, -1, dtype=np.int64)
+    return ((idx[:, None] >> shifts) & 1).astype(float)
+
+
+def layer_setup(model, layer):
+    r"""Express the model as (enumerated layer x, summed layer y).
+
+    Returns ``(a_x, a_y, M, swapped)`` with
+    :math:`E = -a_x^\top x - a_y^\top y - x^\top M y`; ``swapped`` is
+    True when ``x`` is the hidden layer.  ``layer=None`` takes the smaller one.
+    """
+    if layer is None:
+        layer = "hidden" if model.n_hidden <= model.n_visible else "visible"
+    if layer == "visible":
+        return model.b, model.c, model.W, False
+    if layer == "hidden":
+        return model.c, model.b, model.W.T, True
+    raise ValueError(f"layer must be None, 'visible' or 'hidden', got {layer!r}")
+
+
+def default_threads():
+    """The number of cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # platforms without sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+def block_size(n_x, n_y, chunk_size=None):
+    """States per block, a power of two that depends on the problem (or `chunk_size`) alone.
+
+    Large blocks amortise the per-block Python work; small problems keep small
+    blocks, which stay in cache.
+    """
+    if chunk_size is None:
+        elements = min(CHUNK_ELEMENTS, max(MIN_CHUNK_ELEMENTS, 2**n_x * n_y // 64))
+        chunk_size = max(1, elements // n_y)
+    else:
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
+    return 2 ** min(n_x, chunk_size.bit_length() - 1)
+
+
+def segments(n_blocks, n_elements):
+    """Fixed ranges of blocks ``[(start, stop), ...]``, the unit of work and of summation order."""
+    n_segments = 1 if n_elements < THREADED_ELEMENTS else min(n_blocks, SEGMENTS)
+    bounds = np.linspace(0, n_blocks, n_segments + 1).astype(int)
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+class Accumulator:
+    r"""Running sums over enumerated states, kept relative to the largest log-weight.
+
+    Holds :math:`S = \sum_k e^{\ell_k - m}`, where :math:`m` is the largest
+    log-weight seen so far, and for moments the weighted sums needed for
+    :math:`\langle x\rangle`, :math:`\langle y\rangle` and
+    :math:`\langle x y^\top\rangle`, all scaled by :math:`e^{-m}`, so
+    nothing overflows whatever the weights.  Every block of states shares
+    its low bits, so the sum of weights is kept per low state (``w_low``)
+    and contracted with the low bits once, at the end; the sums behind the
+    low-bit part of :math:`\langle x y^\top\rangle` are kept in ``low``,
+    whose shape the enumeration chooses.
+    """
+
+    def __init__(self, n_high, n_y, n_low_states, low_shape, moments):
+        self.shift = -np.inf
+        self.total = 0.0
+        self.moments = moments
+        if moments:
+            self.w_low = np.zeros(n_low_states)   # sum over blocks of w, per low state
+            self.s_y = np.zeros(n_y)              # sum of w E[y | x]
+            self.low = np.zeros(low_shape)
+            self.s_x_high = np.zeros(n_high)
+            self.s_xy_high = np.zeros((n_high, n_y))
+
+    def _arrays(self):
+        if not self.moments:
+            return ()
+        return (self.w_low, self.s_y, self.low, self.s_x_high, self.s_xy_high)
+
+    def rescale_to(self, new_shift):
+        """Express the sums relative to ``new_shift`` (>= the current shift)."""
+        factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
+        self.total *= factor
+        for arr in self._arrays():
+            arr *= factor
+        self.shift = new_shift
+
+    def merge(self, other):
+        """Add `other`'s sums to these (both are rescaled to the larger shift); returns self."""
+        new_shift = max(self.shift, other.shift)
+        self.rescale_to(new_shift)
+        other.rescale_to(new_shift)
+        self.total += other.total
+        for mine, theirs in zip(self._arrays(), other._arrays()):
+            mine += theirs
+        return self
+
+
+class Enumeration:
+    """Exact sums over all states of the layer ``x``, in blocks (see the module docstring).
+
+    Subclasses provide the two steps that differ between the paths:
+    ``log_weights(offset, work)`` returns the log-weights of a block's states
+    and the per-block arrays ``block`` that ``weighted_means(w, w_total,
+    block, low)`` needs for the moments; ``work`` holds that path's scratch
+    arrays, made by ``work_arrays()`` once per segment.
+    """
+
+    def __init__(self, a_x, a_y, M, block_size, moments):
+        self.n_x, self.n_y = M.shape
+        self.moments = moments
+        self.low_bits = int(np.log2(block_size))
+        self.high_bits = self.n_x - self.low_bits
+        low = slice(self.high_bits, self.n_x)
+        X_low = states(0, 2**self.low_bits, self.low_bits)
+        self.X_low = X_low
+        # Units by states: reductions over units run along contiguous rows.
+        self.table = np.ascontiguousarray((X_low @ M[low]).T + a_y[:, None])
+        self.lin_low = X_low @ a_x[low]
+        self.M_high = M[:self.high_bits]
+        self.a_x_high = a_x[:self.high_bits]
+
+    @property
+    def n_blocks(self):
+        return 2**self.high_bits
+
+    def run(self, high_start, high_stop, cancel=None):
+        """Sum the blocks ``high_start .. high_stop - 1`` into a new :class:`Accumulator`.
+
+        Returns None, having stopped early, when `cancel` (a :class:`threading.Event`)
+        is set.
+        """
+        acc = Accumulator(self.high_bits, self.n_y, self.table.shape[1], self.low_shape,
+                          self.moments)
+        work = self.work_arrays()
+        for high in range(high_start, high_stop):
+            if cancel is not None and cancel.is_set():
+                return None
+            x_high = states(high, high + 1, self.high_bits)[0]
+            offset = x_high @ self.M_high
+            log_w, block = self.log_weights(offset, work)
+            log_w += self.lin_low + x_high @ self.a_x_high
+            block_max = float(log_w.max())
+            if block_max > acc.shift:
+                acc.rescale_to(block_max)
+            w = np.exp(log_w - acc.shift)
+            w_total = w.sum()
+            acc.total += w_total
+            if self.moments:
+                # sum over the block of w E[y | x]; the low-bit sums go into acc.low
+                s_y = self.weighted_means(w, w_total, block, acc.low)
+                acc.s_y += s_y
+                acc.w_low += w
+                acc.s_x_high += w_total * x_high
+                acc.s_xy_high += np.outer(x_high, s_y)
+        return acc
+
+    def moments_of(self, acc):
+        """Normalised moments ``(<x>, <y>, <x y^T>)`` from a final accumulator.
+
+        Means of 0/1 units, so clipped to [0, 1]: a difference such as
+        ``1 - sigmoid(-u)`` can round to -1e-16.
+        """
+        s_x = np.concatenate([acc.s_x_high, acc.w_low @ self.X_low]) / acc.total
+        s_y = acc.s_y / acc.total
+        s_xy = np.concatenate([acc.s_xy_high, self.low_cross(acc.low).T]) / acc.total
+        return tuple(np.clip(m, 0.0, 1.0, out=m) for m in (s_x, s_y, s_xy))
+
+
+class ProductEnumeration(Enumeration):
+    r"""The product path: no ``exp`` per entry (see the module docstring).
+
+    For unit ``j`` the table ``t_j`` ranges over ``[t_lo, t_hi]`` (exactly, from
+    the table) and ``o_j`` over ``[o_lo, o_hi]`` (sums of the negative and of
+    the positive high-bit weights), so the centred factor
+    :math:`F_j = e^{t_j - c_j} + e^{-o_j - c_j}` has
+    :math:`\log F_j \in [m_\text{lo} - c_j, m_\text{hi} - c_j + \log 2]` with
+    :math:`m_\text{lo} = \max(t_\text{lo}, -o_\text{hi})` and
+    :math:`m_\text{hi} = \max(t_\text{hi}, -o_\text{lo})`, so
+    :math:`|\log F_j| \le r_j = \max(|m_\text{lo} - c_j|, |m_\text{hi} + \log 2 - c_j|)`.
+    The midpoint :math:`c_j = (m_\text{lo} + m_\text{hi})/2` makes :math:`r_j`
+    smallest, but :math:`\log Z` then carries an absolute rounding error of
+    about :math:`\epsilon \sum_j |c_j|`; so a midpoint farther than 30 from 0
+    moves towards 0 as far as :math:`r_j` may double.  Units are grouped so
+    that each group's :math:`\sum r_j` stays within ``LOG_BUDGET``: each
+    group's product is a finite, normal number.
+    """
+
+    LOG_BUDGET = 600.0  # e**600 < 1.8e308 and e**-600 > 2.3e-308, with room for rounding
+    _NEAR_ZERO = 30.0   # centres this close to 0 cost at most 30 eps each in log Z
+
+    def __init__(self, a_x, a_y, M, block_size, moments):
+        super().__init__(a_x, a_y, M, block_size, moments)
+        m_lo = np.maximum(self.table.min(axis=1), -np.maximum(self.M_high, 0.0).sum(axis=0))
+        m_hi = np.maximum(self.table.max(axis=1), -np.minimum(self.M_high, 0.0).sum(axis=0))
+        log2 = np.log(2.0)
+        # False when one unit alone could overflow: the caller takes the stable path.
+        self.feasible = bool(np.all(0.5 * (m_hi - m_lo) + log2 <= self.LOG_BUDGET))
+        if not self.feasible:
+            return
+        self.centre = self.centres(m_lo, m_hi)
+        radius = np.maximum(np.abs(m_lo - self.centre), np.abs(m_hi + log2 - self.centre))
+        self.centre_sum = float(self.centre.sum())
+        # exp(t - c), computed once; terms below 1e-300 are flushed to zero (the other
+        # term of the factor is at least e**-600, so nothing measurable is lost, and no
+        # subnormal numbers slow the additions down).
+        self.exp_table = np.exp(self.table - self.centre[:, None])
+        self.exp_table[self.exp_table < 1e-300] = 0.0
+        self.groups = self.group_units(radius)
+
+    @classmethod
+    def centres(cls, m_lo, m_hi):
+        """Per-unit centres: the midpoint, or a point nearer 0 with at most twice its radius."""
+        log2 = np.log(2.0)
+        centre = 0.5 * (m_lo + m_hi)
+        allowed = np.minimum(m_hi - m_lo + 2 * log2, cls.LOG_BUDGET)
+        towards_zero = np.clip(0.0, m_hi + log2 - allowed, m_lo + allowed)
+        return np.where(np.abs(centre) <= cls._NEAR_ZERO, centre, towards_zero)
+
+    @classmethod
+    def group_units(cls, radius):
+        """Consecutive units in slices whose radii sum to at most ``LOG_BUDGET``."""
+        groups, start, used = [], 0, 0.0
+        for j, r in enumerate(radius):
+            if used + r > cls.LOG_BUDGET:
+                groups.append(slice(start, j))
+                start, used = j, 0.0
+            used += r
+        groups.append(slice(start, len(radius)))
+        return groups
+
+    @property
+    def low_shape(self):
+        return self.table.shape  # sum over blocks of w / F, per unit and low state
+
+    def work_arrays(self):
+        shape = self.table.shape
+        return (np.empty(shape), np.empty(shape[0]), np.ones(shape[1]))
+
+    def log_weights(self, offset, work):
+        """Log-weights of the block; ``block = (F, e**(-o - c), ones)`` for the moments."""
+        factors, scale, _ = work
+        np.negative(offset, out=scale)
+        scale -= self.centre
+        np.exp(scale, out=scale)  # e**(-o - c), one per unit
+        scale[scale < 1e-300] = 0.0
+        np.add(self.exp_table, scale[:, None], out=factors)
+        log_w = np.log(np.multiply.reduce(factors[self.groups[0]], axis=0))
+        for group in self.groups[1:]:
+            log_w += np.log(np.multiply.reduce(factors[group], axis=0))
+        log_w += offset.sum() + self.centre_sum
+        return log_w, work
+
+    def weighted_means(self, w, w_total, block, low):
+        # E[y_j | x] = sigmoid(u) = e**(t - c) / F = 1 - e**(-o - c) / F. The first
+        # factor does not depend on the block, so the low-bit sums need only
+        # sum_blocks w / F, contracted with e**(t - c) and the low bits at the end.
+        factors, scale, ones = block
+        np.divide(w, factors, out=factors)
+        low += factors
+        # Row sums by BLAS (a third of the cost of np.add.reduce here). The difference
+        # below is exact to about eps * w_total: a mean near 0 gets a small absolute
+        # error (1e-15 after normalising), not a small relative one.
+        return w_total - scale * (factors @ ones)
+
+    def low_cross(self, low):
+        return (self.exp_table * low) @ self.X_low
+
+
+class StableEnumeration(Enumeration):
+    """The stable path: one ``exp`` per entry (see the module docstring)."""
+
+    _PRODUCT_BLOCK = 1000  # 2**1000 < 1.8e308: a product of 1000 factors in (1, 2] is finite
+
+    def __init__(self, a_x, a_y, M, block_size, moments):
+        super().__init__(a_x, a_y, M, block_size, moments)
+        self.table_sum = self.table.sum(axis=0)
+        self.ones_and_low = np.hstack([np.ones((self.X_low.shape[0], 1)), self.X_low])
+
+    @property
+    def low_shape(self):
+        return (self.n_y, self.low_bits)
+
+    def work_arrays(self):
+        shape = self.table.shape
+        if not self.moments:
+            return (np.empty(shape), np.empty(shape))
+        return (np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape, dtype=bool),
+                np.empty((shape[1], 1 + self.low_bits)))
+
+    def log_weights(self, offset, work):
+        """Log-weights of the block; ``block = work``, with ``u`` and ``1 + e**-|u|`` first."""
+        pre, factors = work[:2]
+        np.add(self.table, offset[:, None], out=pre)
+        np.abs(pre, out=factors)
+        sum_abs = np.add.reduce(factors, axis=0)
+        np.negative(factors, out=factors)
+        np.exp(factors, out=factors)  # e = exp(-|u|) <= 1
+        factors += 1.0
+        log_prod = np.zeros(pre.shape[1])
+        for start in range(0, pre.shape[0], self._PRODUCT_BLOCK):
+            log_prod += np.log(np.multiply.reduce(factors[start:start + self._PRODUCT_BLOCK],
+                                                  axis=0))
+        return 0.5 * (self.table_sum + offset.sum() + sum_abs) + log_prod, work
+
+    def weighted_means(self, w, w_total, block, low):
+        pre, factors, prob, negative, weights = block
+        # sigmoid(u) = 1 / (1 + e) for u >= 0, and 1 - 1 / (1 + e) for u < 0
+        np.reciprocal(factors, out=prob)
+        np.less(pre, 0.0, out=negative)
+        np.subtract(1.0, prob, out=prob, where=negative)
+        # One product gives the weighted sum of E[y | x] over the block (first
+        # column) and its products with the low bits (the rest): prob is read once.
+        np.multiply(self.ones_and_low, w[:, None], out=weights)
+        block_sums = prob @ weights
+        low += block_sums[:, 1:]
+        return block_sums[:, 0]
+
+    def low_cross(self, low):
+        return low
+
+
+def make_enumeration(a_x, a_y, M, block_size, moments, method=None):
+    """The product path when the weights allow it (or `method` asks), else the stable one."""
+    if method not in (None, "product", "stable"):
+        raise ValueError(f"method must be None, 'product' or 'stable', got {method!r}")
+    if method != "stable":
+        enumeration = ProductEnumeration(a_x, a_y, M, block_size, moments)
+        if enumeration.feasible:
+            return enumeration
+        if method == "product":
+            raise ValueError("method='product' cannot be used: the weights are too large "
+                             "for a finite product of centred factors")
+    return StableEnumeration(a_x, a_y, M, block_size, moments)
+
+
+def _result(future):
+    """The future's result, waiting in short slices so that Ctrl-C is seen at once."""
+    while not wait_futures([future], timeout=_POLL).done:
+        pass
+    return future.result()
+
+
+def run_segments(enumeration, ranges, n_threads):
+    """Sum `ranges` of blocks and combine them in order; threads only share out the ranges.
+
+    At most ``2 * n_threads`` ranges are in flight, so memory stays bounded.  On
+    any exception in the caller's thread (KeyboardInterrupt included) the workers
+    are told to stop, and are joined before it propagates.
+    """
+    if n_threads == 1 or len(ranges) == 1:
+        acc = enumeration.run(*ranges[0])
+        for start, stop in ranges[1:]:
+            acc.merge(enumeration.run(start, stop))
+        return acc
+    cancel = threading.Event()
+    todo = iter(ranges)
+    in_flight = deque()
+    # Each thread's per-block matrix products are small: BLAS threads on top of
+    # ours would only oversubscribe the cores (measured: twice as slow).
+    with threadpool_limits(limits=1, user_api="blas"):
+        pool = ThreadPoolExecutor(max_workers=n_threads)
+        try:
+            for start, stop in todo:
+                in_flight.append(pool.submit(enumeration.run, start, stop, cancel))
+                if len(in_flight) == 2 * n_threads:
+                    break
+            acc = None
+            while in_flight:
+                part = _result(in_flight.popleft())
+                acc = part if acc is None else acc.merge(part)
+                for start, stop in todo:
+                    in_flight.append(pool.submit(enumeration.run, start, stop, cancel))
+                    break
+        except BaseException:
+            cancel.set()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return acc
+
+
+def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=None,
+                    method=None):
+    r""":math:`\log \sum_x \sum_y e^{-E}` and, with `moments`, ``(<x>, <y>, <x y^T>)``.
+
+    The block layout and the order of summation depend on the problem (and
+    `chunk_size`) only, never on `n_threads`.
+    """
+    n_x, n_y = M.shape
+    n_elements = 2**n_x * n_y
+    if n_threads is None:
+        # Starting threads (and capping BLAS) costs milliseconds: small sums run in one.
+        n_threads = default_threads() if n_elements >= THREADED_ELEMENTS else 1
+    else:
+        n_threads = check_positive_int(n_threads, "n_threads")
+    enumeration = make_enumeration(a_x, a_y, M, block_size(n_x, n_y, chunk_size), moments,
+                                   method)
+    ranges = segments(enumeration.n_blocks, n_elements)
+    acc = run_segments(enumeration, ranges, min(n_threads, len(ranges)))
+    log_z = acc.shift + np.log(acc.total)
+    return log_z, (enumeration.moments_of(acc) if moments else None)
