@@ -41,8 +41,8 @@ def run(repeats=3):
     X, _ = digits()
     results = {"settings": SETTINGS, "n_samples": int(X.shape[0])}
     results["sklearn"], _ = timed(lambda: fit_sklearn(X), repeats)
-    results["cd1"], _ = timed(lambda: fit_package(X, training.cd(1)), repeats)
-    results["pcd1"], _ = timed(lambda: fit_package(X, training.pcd(10, 1)), repeats)
+    results["cd1"], _ = timed(lambda: fit_package(X, rbm.CD(1)), repeats)
+    results["pcd1"], _ = timed(lambda: fit_package(X, rbm.PCD(10, 1)), repeats)
     return results
 
 

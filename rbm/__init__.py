@@ -16,7 +16,8 @@ symbolic
 sampling
     Block Gibbs steps, chains and many-chain sampling of the model.
 estimators
-    Contrastive divergence (CD-k) and persistent CD gradient estimates.
+    Gradient estimators with one method, ``gradient(model, data, *, rng)``:
+    :class:`CD` (CD-k), :class:`PCD` (persistent CD) and :class:`ExactGradient`.
 training
     Mini-batch gradient ascent with any estimator, tracking the exact likelihood.
 datasets
@@ -28,6 +29,7 @@ pseudolikelihood
 """
 
 from rbm import ais, datasets, estimators, exact, pseudolikelihood, sampling, training, transition
+from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
 
@@ -36,6 +38,9 @@ __version__ = "0.1.0"
 __all__ = [
     "RBM",
     "Gradient",
+    "CD",
+    "PCD",
+    "ExactGradient",
     "exact",
     "transition",
     "sampling",

@@ -13,6 +13,11 @@ statistics of short Gibbs chains: started at the data (CD-k) or kept
 between calls (persistent CD).  Both return a :class:`~rbm.model.Gradient` in the
 ascent direction.
 
+Every estimator here is an object with one method, ``gradient(model, data, *,
+rng) -> Gradient``: :class:`CD`, :class:`PCD` and :class:`ExactGradient` (the
+exact gradient, for comparison and for training small models exactly).
+:func:`rbm.training.train` accepts any object with that method.
+
 The **hidden statistic** can be the sampled :math:`h` or its conditional
 mean :math:`p(h{=}1 \mid v)`.  Both have the same expectation, because
 :math:`h` enters the statistics linearly and
@@ -32,10 +37,11 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
+from rbm.exact import gradient as exact_gradient
 from rbm.model import Gradient
 from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 
-__all__ = ["cd_gradient", "PersistentCD"]
+__all__ = ["CD", "PCD", "ExactGradient"]
 
 
 _INITS = ("data", "uniform")
@@ -46,6 +52,12 @@ def _check_init(init):
     if init not in _INITS:
         raise ValueError(f"init must be 'data' or 'uniform', got {init!r}")
     return init
+
+
+def _checked(model, data, rng):
+    """The estimators' arguments, checked: the data as a float array, and a Generator."""
+    check_model(model)
+    return check_binary(data, "data", model.n_visible, allow_1d=False)[0], check_rng(rng)
 
 
 def _difference(v_pos, h_pos, v_neg, h_neg):
@@ -64,21 +76,8 @@ def _difference(v_pos, h_pos, v_neg, h_neg):
     return Gradient(W=W, b=b, c=c)
 
 
-def _cd(model, v0, k, rng, use_probabilities):
-    """The CD-k estimate from checked arguments (the kernel of :func:`cd_gradient`)."""
-    p0 = _prob_h(model, v0)
-    h0 = _bernoulli(p0, rng)
-    v = _bernoulli(_prob_v(model, h0), rng)
-    if k > 1:  # h_k itself is drawn below, only when the statistics need it
-        v = _gibbs_steps(model, v, k - 1, rng)
-    pk = _prob_h(model, v)
-    if use_probabilities:
-        return _difference(v0, p0, v, pk)
-    return _difference(v0, h0, v, _bernoulli(pk, rng))
-
-
-def cd_gradient(model, data, k, rng, *, use_probabilities=True):
-    r"""The CD-k estimate of the gradient of the mean log-likelihood.
+class CD:
+    r"""Contrastive divergence, CD-k: chains started at the data, run for `k` Gibbs steps.
 
     One chain starts at each data row :math:`v_0`:
     :math:`h_0 \sim p(h \mid v_0)`, then for :math:`t = 1, \dots, k`:
@@ -98,58 +97,76 @@ def cd_gradient(model, data, k, rng, *, use_probabilities=True):
 
     Parameters
     ----------
-    model : RBM
-    data : array_like of shape (n_samples, n_visible)
-        Zeros and ones; each row starts one chain.
-    k : int
+    k : int, default 1
         Number of Gibbs steps, at least 1.
-    rng : numpy.random.Generator or int
     use_probabilities : bool, default True
         Use :math:`p(h{=}1 \mid v)` in place of the sampled hidden states
         in the statistics.  This is the default because it has the same
         expectation and removes the noise of sampling ``h`` given ``v``.
         The chain itself is always driven by the sampled :math:`h_0`.
 
-    Returns
-    -------
-    Gradient
-        The estimate, in the ascent direction (like :func:`rbm.exact.gradient`).
-
     Examples
     --------
     >>> from rbm import RBM
     >>> model = RBM.random(4, 3, scale=0.5, rng=0)
-    >>> g = cd_gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]], k=1, rng=1)
+    >>> cd = CD(k=1)
+    >>> cd
+    CD(k=1, use_probabilities=True)
+    >>> g = cd.gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]], rng=1)
     >>> g.W.shape, g.b.shape, g.c.shape
     ((4, 3), (4,), (3,))
     """
-    check_model(model)
-    v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-    k = check_positive_int(k, "k")
-    rng = check_rng(rng)
-    use_probabilities = check_bool(use_probabilities, "use_probabilities")
 
-    return _cd(model, v0, k, rng, use_probabilities)
+    def __init__(self, k=1, *, use_probabilities=True):
+        self.k = check_positive_int(k, "k")
+        self.use_probabilities = check_bool(use_probabilities, "use_probabilities")
+
+    def __repr__(self):
+        return f"CD(k={self.k}, use_probabilities={self.use_probabilities})"
+
+    def gradient(self, model, data, *, rng):
+        """The CD-k estimate for `data`, in the ascent direction.
+
+        Parameters
+        ----------
+        model : RBM
+        data : array_like of shape (n_samples, n_visible)
+            Zeros and ones; each row starts one chain.
+        rng : numpy.random.Generator or int
+
+        Returns
+        -------
+        Gradient
+        """
+        v0, rng = _checked(model, data, rng)
+        p0 = _prob_h(model, v0)
+        h0 = _bernoulli(p0, rng)
+        v = _bernoulli(_prob_v(model, h0), rng)
+        if self.k > 1:  # h_k itself is drawn below, only when the statistics need it
+            v = _gibbs_steps(model, v, self.k - 1, rng)
+        pk = _prob_h(model, v)
+        if self.use_probabilities:
+            return _difference(v0, p0, v, pk)
+        return _difference(v0, h0, v, _bernoulli(pk, rng))
 
 
-class PersistentCD:
+class PCD:
     r"""Persistent contrastive divergence (PCD): Gibbs chains kept between gradient estimates.
 
     Each call of :meth:`gradient` advances the stored fantasy chains by
     ``k`` block Gibbs steps under the *current* model and uses their states
     for the model term, so over many small parameter updates the chains
     stay close to the model distribution instead of restarting at the data.
+    Use a new estimator for each training run.
 
     Parameters
     ----------
     n_chains : int
         Number of persistent chains, at least 1.
-    k : int
+    k : int, default 1
         Gibbs steps per call, at least 1.
-    rng : numpy.random.Generator or int
-        Used for the initialisation and every step.
     use_probabilities : bool, default True
-        As in :func:`cd_gradient`: use :math:`p(h{=}1 \mid v)` instead of
+        As in :class:`CD`: use :math:`p(h{=}1 \mid v)` instead of
         sampled hidden states in both statistics (same expectation, less
         noise).
     init : {"data", "uniform"}, default "data"
@@ -166,30 +183,29 @@ class PersistentCD:
     --------
     >>> from rbm import RBM
     >>> model = RBM.random(4, 3, scale=0.5, rng=0)
-    >>> pcd = PersistentCD(n_chains=10, k=1, rng=1)
+    >>> pcd = PCD(n_chains=10, k=1)
     >>> pcd
-    PersistentCD(n_chains=10, k=1, use_probabilities=True, init='data')
+    PCD(n_chains=10, k=1, use_probabilities=True, init='data')
     >>> pcd.chains is None
     True
-    >>> g = pcd.gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]])
+    >>> g = pcd.gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]], rng=1)
     >>> pcd.chains.shape
     (10, 4)
     """
 
-    def __init__(self, n_chains, k, rng, *, use_probabilities=True, init="data"):
+    def __init__(self, n_chains, k=1, *, use_probabilities=True, init="data"):
         self.n_chains = check_positive_int(n_chains, "n_chains")
         check_array_size(self.n_chains, f"n_chains={self.n_chains}")
         self.k = check_positive_int(k, "k")
-        self.rng = check_rng(rng)
         self.use_probabilities = check_bool(use_probabilities, "use_probabilities")
         self.init = _check_init(init)
         self.chains = None
 
     def __repr__(self):
-        return (f"PersistentCD(n_chains={self.n_chains}, k={self.k}, "
+        return (f"PCD(n_chains={self.n_chains}, k={self.k}, "
                 f"use_probabilities={self.use_probabilities}, init={self.init!r})")
 
-    def gradient(self, model, data):
+    def gradient(self, model, data, *, rng):
         r"""Advance the chains `k` steps and return the PCD gradient estimate.
 
         .. math::
@@ -197,8 +213,8 @@ class PersistentCD:
             - \langle v \tilde h^\top\rangle_\text{chains},
 
         and likewise for ``b`` and ``c``, with :math:`\tilde h` as in
-        :func:`cd_gradient`.  The chains are advanced first, with
-        ``gibbs_chain(model, self.chains, self.k, self.rng)``, and the
+        :class:`CD`.  The chains are advanced first, with
+        ``gibbs_chain(model, self.chains, self.k, rng=rng)``, and the
         model term uses their new states.
 
         Parameters
@@ -207,21 +223,30 @@ class PersistentCD:
             Its ``n_visible`` must match the chains'.
         data : array_like of shape (n_samples, n_visible)
             Zeros and ones.
+        rng : numpy.random.Generator or int
+            Drives the chains; pass the same generator at every call (an
+            int seed would restart the same draws each time).
 
         Returns
         -------
         Gradient
         """
-        check_model(model)
-        v0, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-        return self._gradient(model, v0)
+        v0, rng = _checked(model, data, rng)
+        self.chains = _gibbs_steps(model, self._start(model, v0, rng), self.k, rng)
+        p0 = _prob_h(model, v0)
+        pk = _prob_h(model, self.chains)
+        if self.use_probabilities:
+            return _difference(v0, p0, self.chains, pk)
+        return _difference(v0, _bernoulli(p0, rng), self.chains, _bernoulli(pk, rng))
 
-    def _start(self, model, v0):
+    def _start(self, model, v0, rng):
         """The chains' states before this call's steps: as stored, or initialised from `v0`."""
         if self.chains is None:
+            check_array_size(self.n_chains * model.n_visible,
+                             f"n_chains={self.n_chains} chains of {model.n_visible} units")
             if self.init == "data":
-                return v0[self.rng.integers(0, v0.shape[0], size=self.n_chains)]
-            return _bernoulli(np.full((self.n_chains, model.n_visible), 0.5), self.rng)
+                return v0[rng.integers(0, v0.shape[0], size=self.n_chains)]
+            return _bernoulli(np.full((self.n_chains, model.n_visible), 0.5), rng)
         if self.chains.shape[1] != model.n_visible:
             raise ValueError(
                 f"model has n_visible={model.n_visible}, but the persistent chains have "
@@ -229,12 +254,23 @@ class PersistentCD:
             )
         return self.chains
 
-    def _gradient(self, model, v0):
-        """:meth:`gradient` for checked arguments (the kernel used in training)."""
-        self.chains = _gibbs_steps(model, self._start(model, v0), self.k, self.rng)
 
-        p0 = _prob_h(model, v0)
-        pk = _prob_h(model, self.chains)
-        if self.use_probabilities:
-            return _difference(v0, p0, self.chains, pk)
-        return _difference(v0, _bernoulli(p0, self.rng), self.chains, _bernoulli(pk, self.rng))
+class ExactGradient:
+    r"""The exact gradient as an estimator: :func:`rbm.exact.gradient` (`rng` is unused).
+
+    For comparing estimators with the truth, and for training small models
+    exactly (the smaller layer must be enumerable).
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> ExactGradient().gradient(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0).b.shape
+    (3,)
+    """
+
+    def __repr__(self):
+        return "ExactGradient()"
+
+    def gradient(self, model, data, *, rng=None):
+        """:func:`rbm.exact.gradient` of `data`; `rng` is accepted and ignored."""
+        return exact_gradient(model, data)

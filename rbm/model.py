@@ -225,7 +225,7 @@ class RBM:
         p = sigmoid(h2 @ self.W.T + self.b)
         return p[0] if single else p
 
-    def sample_h_given_v(self, v, rng):
+    def sample_h_given_v(self, v, *, rng):
         """Draw ``h ~ p(h | v)``, each hidden unit independently.
 
         Parameters
@@ -241,7 +241,7 @@ class RBM:
         p = self.prob_h_given_v(v)
         return (check_rng(rng).random(p.shape) < p).astype(float)
 
-    def sample_v_given_h(self, h, rng):
+    def sample_v_given_h(self, h, *, rng):
         """Draw ``v ~ p(v | h)``, each visible unit independently.
 
         Parameters

@@ -94,7 +94,7 @@ def pseudo_log_likelihood(model, data):
     return float(log_conditionals(model, data).sum(axis=1).mean())
 
 
-def stochastic_pseudo_log_likelihood(model, data, rng):
+def stochastic_pseudo_log_likelihood(model, data, *, rng):
     r"""One-bit estimate of the mean pseudo-log-likelihood, as in scikit-learn's ``BernoulliRBM.score_samples``.
 
     For each row one bit :math:`i_n` is drawn uniformly,

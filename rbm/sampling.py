@@ -63,7 +63,7 @@ def _gibbs_steps(model, v, k, rng):
     return v
 
 
-def gibbs_step(model, v, rng):
+def gibbs_step(model, v, *, rng):
     r"""One block Gibbs step: :math:`h \sim p(h \mid v)`, then :math:`v' \sim p(v \mid h)`.
 
     Parameters
@@ -91,7 +91,7 @@ def gibbs_step(model, v, rng):
     return v_next[0] if single else v_next
 
 
-def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
+def gibbs_chain(model, v0, k, *, rng, return_trajectory=False):
     r"""Run block Gibbs chains for `k` steps from `v0`.
 
     Parameters
@@ -134,7 +134,7 @@ def gibbs_chain(model, v0, k, rng, *, return_trajectory=False):
     return stacked[:, 0, :] if single else stacked
 
 
-def sample_model(model, n_chains, n_steps, rng, v0=None):
+def sample_model(model, n_chains, n_steps, *, rng, v0=None):
     r"""Approximate samples of :math:`p(v)` from many independent Gibbs chains.
 
     Each chain runs `n_steps` block Gibbs steps (the burn-in) and
@@ -183,4 +183,4 @@ def sample_model(model, n_chains, n_steps, rng, v0=None):
             raise ValueError(
                 f"v0 must have n_chains={n_chains} rows (or be one vector), got shape {start.shape}"
             )
-    return gibbs_chain(model, start, n_steps, rng)
+    return gibbs_chain(model, start, n_steps, rng=rng)

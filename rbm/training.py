@@ -1,9 +1,10 @@
 r"""Mini-batch gradient ascent on the log-likelihood, with any gradient estimator.
 
-An *estimator* is a callable ``estimator(model, batch, rng) -> Gradient``
-returning an estimate of the gradient of the mean log-likelihood of the
-batch (the ascent direction).  The factories :func:`cd`, :func:`pcd` and
-:func:`exact` build the three used in the package.
+An *estimator* is an object with a method ``gradient(model, batch, *, rng) ->
+Gradient`` that returns an estimate of the gradient of the mean
+log-likelihood of the batch (the ascent direction):
+:class:`rbm.estimators.CD`, :class:`rbm.estimators.PCD`,
+:class:`rbm.estimators.ExactGradient`, or one of your own.
 
 Each update, with learning rate :math:`\eta`, momentum :math:`\mu` and
 weight decay :math:`\lambda` (on ``W`` only; the biases are not decayed),
@@ -12,6 +13,13 @@ weight decay :math:`\lambda` (on ``W`` only; the biases are not decayed),
     u_W \leftarrow \mu\, u_W + \eta\,(\hat g_W - \lambda W),\qquad W \leftarrow W + u_W,
 
 and likewise for ``b`` and ``c`` with :math:`\lambda = 0`.
+
+:func:`train` has one loop over epochs and batches; what an update does is
+behind a *stepper* with three methods (``begin_epoch``, ``step``, ``sync``):
+:class:`_GeneralStepper` asks the estimator for a gradient and applies the
+rule above; for this package's :class:`~rbm.estimators.CD` and
+:class:`~rbm.estimators.PCD` the fused stepper of :mod:`rbm._fused` makes the
+same updates from the same draws with far fewer array operations.
 """
 
 from dataclasses import dataclass, field
@@ -27,13 +35,12 @@ from rbm._validation import (
     check_rng,
 )
 from rbm._fused import FusedTrainer
-from rbm.estimators import PersistentCD, _check_init, cd_gradient
-from rbm.exact import gradient as exact_gradient
+from rbm.estimators import CD, PCD
 from rbm.exact import log_likelihood
 from rbm.model import Gradient
 from rbm.special import sigmoid
 
-__all__ = ["MAX_TRACKING_BITS", "History", "cd", "pcd", "exact", "reconstruction_error", "train"]
+__all__ = ["MAX_TRACKING_BITS", "History", "reconstruction_error", "train"]
 
 # Tracking evaluates the exact log-likelihood, enumerating the smaller layer:
 # 2**20 states take about a second per evaluation.
@@ -60,104 +67,49 @@ class History:
     reconstruction_error: list = field(default_factory=list)
 
 
-def cd(k, use_probabilities=True):
-    """A CD-k estimator: ``cd_gradient(model, batch, k, rng, use_probabilities=...)``.
+class _GeneralStepper:
+    """Updates from any estimator's gradient, by the rule of the module docstring."""
 
-    Examples
-    --------
-    >>> from rbm import RBM
-    >>> estimate = cd(1)
-    >>> estimate(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0).W.shape
-    (3, 2)
-    """
-    return _CDEstimator(check_positive_int(k, "k"),
-                        check_bool(use_probabilities, "use_probabilities"))
+    def __init__(self, estimator, model, learning_rate, momentum, weight_decay):
+        self.estimator = estimator
+        self.model = model
+        self.learning_rate, self.momentum, self.weight_decay = learning_rate, momentum, weight_decay
+        self.params = (model.W, model.b, model.c)
+        self.velocity = tuple(np.zeros_like(p) for p in self.params)
 
+    @staticmethod
+    def rows(data):
+        return data
 
-class _CDEstimator:
-    """The callable returned by :func:`cd`."""
+    def begin_epoch(self, shuffled, batch_size, rng):
+        pass
 
-    def __init__(self, k, use_probabilities):
-        self.k = k
-        self.use_probabilities = use_probabilities
+    def step(self, batch, rng):
+        grad = self.estimator.gradient(self.model, batch, rng=rng)
+        if not isinstance(grad, Gradient):
+            raise TypeError(f"estimator.gradient must return an rbm.Gradient, got "
+                            f"{type(grad).__name__}")
+        if grad.W.shape != self.model.W.shape:
+            raise ValueError(f"estimator returned a Gradient with W of shape {grad.W.shape}, "
+                             f"but the model's W has shape {self.model.W.shape}")
+        step_W = grad.W - self.weight_decay * self.model.W if self.weight_decay else grad.W
+        for param, u, step in zip(self.params, self.velocity, (step_W, grad.b, grad.c)):
+            if self.momentum:
+                u *= self.momentum
+                u += self.learning_rate * step
+                param += u
+            else:
+                param += self.learning_rate * step
 
-    def __call__(self, model, batch, rng):
-        return cd_gradient(model, batch, self.k, rng, use_probabilities=self.use_probabilities)
-
-
-class _PersistentEstimator:
-    """The callable returned by :func:`pcd`: one :class:`PersistentCD`, created on the first call."""
-
-    def __init__(self, n_chains, k, use_probabilities, init):
-        # Checked here so that a bad argument fails at once, not at the first update.
-        self._args = dict(n_chains=check_positive_int(n_chains, "n_chains"),
-                          k=check_positive_int(k, "k"),
-                          use_probabilities=check_bool(use_probabilities, "use_probabilities"),
-                          init=_check_init(init))
-        self.persistent = None
-
-    def __call__(self, model, batch, rng):
-        return self._chains(rng).gradient(model, batch)
-
-    def _chains(self, rng):
-        """The :class:`PersistentCD`, created on the first call with that call's `rng`."""
-        if self.persistent is None:
-            self.persistent = PersistentCD(rng=rng, **self._args)
-        return self.persistent
+    def sync(self):
+        pass  # the model's arrays are updated in place at every step
 
 
-def pcd(n_chains, k, *, use_probabilities=True, init="data"):
-    """A persistent-CD estimator that keeps its chains across calls.
-
-    The chains (a :class:`rbm.estimators.PersistentCD`, available as the
-    estimator's ``persistent`` attribute once it has been called) are
-    created on the first call and draw from the random generator passed in
-    that call; :func:`train` passes its own, so a seeded run is
-    reproducible.  Use a new estimator for each training run.
-
-    Parameters
-    ----------
-    n_chains, k, use_probabilities, init
-        As in :class:`rbm.estimators.PersistentCD`.
-
-    Examples
-    --------
-    >>> from rbm import RBM
-    >>> estimate = pcd(n_chains=4, k=1)
-    >>> _ = estimate(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0)
-    >>> estimate.persistent.chains.shape
-    (4, 3)
-    """
-    return _PersistentEstimator(n_chains, k, use_probabilities, init)
-
-
-def exact():
-    """The exact-gradient "estimator", :func:`rbm.exact.gradient` (the `rng` is unused).
-
-    Examples
-    --------
-    >>> from rbm import RBM
-    >>> exact()(RBM.random(3, 2, rng=0), [[1, 0, 1]], rng=0).b.shape
-    (3,)
-    """
-
-    def estimator(model, batch, rng):
-        return exact_gradient(model, batch)
-
-    return estimator
-
-
-def _fused_trainer(estimator, model, rng, learning_rate, momentum, weight_decay):
-    """A :class:`rbm._fused.FusedTrainer` for the package's CD and PCD estimators, else None."""
-    if type(estimator) is _CDEstimator:
-        k, use_probabilities, persistent = estimator.k, estimator.use_probabilities, None
-    elif type(estimator) is _PersistentEstimator:
-        persistent = estimator._chains(rng)
-        k, use_probabilities = persistent.k, persistent.use_probabilities
-    else:
-        return None
-    return FusedTrainer(model, k, use_probabilities, persistent,
-                        learning_rate, momentum, weight_decay)
+def _stepper(estimator, model, learning_rate, momentum, weight_decay):
+    """The fused stepper for this package's CD and PCD, the general one for anything else."""
+    if type(estimator) in (CD, PCD):
+        return FusedTrainer(model, estimator, learning_rate, momentum, weight_decay)
+    return _GeneralStepper(estimator, model, learning_rate, momentum, weight_decay)
 
 
 def reconstruction_error(model, data):
@@ -207,9 +159,10 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
         Updated in place.
     data : array_like of shape (n_samples, n_visible)
         Zeros and ones.
-    estimator : callable
-        ``estimator(model, batch, rng) -> Gradient``, e.g. :func:`cd`,
-        :func:`pcd` or :func:`exact`.
+    estimator : object
+        Anything with a method ``gradient(model, batch, *, rng) -> Gradient``:
+        :class:`~rbm.estimators.CD`, :class:`~rbm.estimators.PCD`,
+        :class:`~rbm.estimators.ExactGradient` or your own.
     learning_rate : float
         :math:`\eta > 0`.
     epochs : int
@@ -241,15 +194,17 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
         For bad arguments, and when tracking is asked of a model whose
         smaller layer has more than ``MAX_TRACKING_BITS`` units.
     TypeError
-        If `estimator` is not callable or does not return a Gradient.
+        If `estimator` has no ``gradient`` method or it does not return a Gradient,
+        or if `progress` is not a bool.
 
     Examples
     --------
     >>> from rbm import RBM
     >>> from rbm.datasets import bars_and_stripes
+    >>> from rbm.estimators import ExactGradient
     >>> data = bars_and_stripes(2)
     >>> model = RBM.random(4, 4, scale=0.1, rng=0)
-    >>> history = train(model, data, exact(), learning_rate=0.5, epochs=50,
+    >>> history = train(model, data, ExactGradient(), learning_rate=0.5, epochs=50,
     ...                 batch_size=6, rng=0, track_every=25)
     >>> history.updates
     [0, 25, 50]
@@ -258,8 +213,9 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     """
     check_model(model)
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-    if not callable(estimator):
-        raise TypeError(f"estimator must be callable, got {type(estimator).__name__}")
+    if not callable(getattr(estimator, "gradient", None)):
+        raise TypeError(f"estimator must have a method gradient(model, batch, *, rng), such as "
+                        f"rbm.estimators.CD(1); got {type(estimator).__name__}")
     learning_rate = check_positive_float(learning_rate, "learning_rate")
     epochs = check_positive_int(epochs, "epochs")
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -268,6 +224,7 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     if momentum >= 1:
         raise ValueError(f"momentum must be in [0, 1), got {momentum}")
     weight_decay = check_positive_float(weight_decay, "weight_decay", allow_zero=True)
+    progress = check_bool(progress, "progress")
     if track_every is not None:
         track_every = check_positive_int(track_every, "track_every")
         if min(model.n_visible, model.n_hidden) > MAX_TRACKING_BITS:
@@ -286,36 +243,21 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
 
     if track_every is not None:
         record(0)
-    # CD and PCD from this package run fused (rbm._fused: same chains, a few array
-    # operations per update); any other estimator runs through the general loop.
-    fused = _fused_trainer(estimator, model, rng, learning_rate, momentum, weight_decay)
-    n = data.shape[0]
-    if fused is not None:
-        rows = fused.augment(data)
-    else:
-        rows = data
-        params = (model.W, model.b, model.c)
-        velocity = tuple(np.zeros_like(p) for p in params)
+    stepper = _stepper(estimator, model, learning_rate, momentum, weight_decay)
+    rows = stepper.rows(data)
+    n = rows.shape[0]
     update = 0
     try:
         for epoch in range(epochs):
             shuffled = rows[rng.permutation(n)]  # batches below are views, not copies
-            if fused is not None:
-                fused.begin_epoch(shuffled, batch_size, rng)
+            stepper.begin_epoch(shuffled, batch_size, rng)
             for start in range(0, n, batch_size):
-                batch = shuffled[start:start + batch_size]
-                if fused is not None:
-                    fused.update(batch)
-                else:
-                    _general_update(estimator(model, batch, rng), model, params, velocity,
-                                    learning_rate, momentum, weight_decay)
+                stepper.step(shuffled[start:start + batch_size], rng)
                 update += 1
                 if track_every is not None and update % track_every == 0:
-                    if fused is not None:
-                        fused.write_back()
+                    stepper.sync()
                     record(update)
-            if fused is not None:
-                fused.write_back()
+            stepper.sync()
             try:
                 check_model(model)
             except ValueError as err:
@@ -328,25 +270,7 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
                            if history.updates else "")
                 print(f"epoch {epoch + 1}/{epochs}: {update} updates{tracked}")
     finally:
-        if fused is not None:  # also when interrupted: the model holds the last update
-            fused.write_back()
+        stepper.sync()  # also when interrupted: the model holds the last update
     if track_every is not None and history.updates[-1] != update:
         record(update)
     return history
-
-
-def _general_update(grad, model, params, velocity, learning_rate, momentum, weight_decay):
-    """One update of :func:`train` from an estimated gradient (any estimator)."""
-    if not isinstance(grad, Gradient):
-        raise TypeError(f"estimator must return an rbm.Gradient, got {type(grad).__name__}")
-    if grad.W.shape != model.W.shape:
-        raise ValueError(f"estimator returned a Gradient with W of shape {grad.W.shape}, "
-                         f"but the model's W has shape {model.W.shape}")
-    step_W = grad.W - weight_decay * model.W if weight_decay else grad.W
-    for param, u, step in zip(params, velocity, (step_W, grad.b, grad.c)):
-        if momentum:
-            u *= momentum
-            u += learning_rate * step
-            param += u
-        else:
-            param += learning_rate * step

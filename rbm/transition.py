@@ -161,7 +161,7 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
 
     and likewise :math:`\Delta b` with :math:`v` and :math:`\Delta c` with
     :math:`p(h{=}1 \mid v)`.  This is the expectation of
-    :func:`rbm.estimators.cd_gradient` with either ``use_probabilities``
+    :class:`rbm.estimators.CD` with either ``use_probabilities``
     setting (the hidden units enter linearly).  As ``k`` grows,
     :math:`r_k \to p(v)` for a mixing chain and the result tends to
     :func:`rbm.exact.gradient`; the difference at finite ``k`` is the

@@ -119,15 +119,15 @@ def test_other_bad_arguments(small_model):
 )
 def test_a_model_changed_after_it_was_made_is_checked_again(change, error, match, small_model):
     from rbm import sampling, training
-    from rbm.estimators import cd_gradient
+    from rbm.estimators import CD
 
     change(small_model)
     data = np.zeros((2, 6))
     calls = [lambda: exact.log_partition(small_model),
              lambda: exact.log_likelihood(small_model, data),
-             lambda: cd_gradient(small_model, data, 1, 0),
+             lambda: CD(1).gradient(small_model, data, rng=0),
              lambda: sampling.sample_model(small_model, 2, 1, rng=0),
-             lambda: training.train(small_model, data, training.cd(1), learning_rate=0.1,
+             lambda: training.train(small_model, data, CD(1), learning_rate=0.1,
                                     epochs=1, batch_size=2, rng=0)]
     for call in calls:
         with pytest.raises(error, match=match):
@@ -137,11 +137,12 @@ def test_a_model_changed_after_it_was_made_is_checked_again(change, error, match
 def test_train_refuses_a_gradient_of_the_wrong_shape(small_model):
     from rbm import training
 
-    def wrong(model, batch, rng):
-        return rbm.Gradient(np.ones((1, 4)), np.ones(1), np.ones(4))
+    class Wrong:
+        def gradient(self, model, batch, *, rng):
+            return rbm.Gradient(np.ones((1, 4)), np.ones(1), np.ones(4))
 
     with pytest.raises(ValueError, match=r"estimator returned a Gradient with W of shape \(1, 4\)"):
-        training.train(small_model, np.zeros((2, 6)), wrong, learning_rate=0.1, epochs=1,
+        training.train(small_model, np.zeros((2, 6)), Wrong(), learning_rate=0.1, epochs=1,
                        batch_size=2, rng=0)
 
 
@@ -149,9 +150,14 @@ def test_train_refuses_a_gradient_of_the_wrong_shape(small_model):
 def test_train_stops_when_the_parameters_diverge(estimator, small_model, small_data):
     from rbm import training
 
-    est = training.cd(1)
-    if estimator == "general":  # a plain function runs the general loop
-        est = (lambda m, b, r, e=training.cd(1): e(m, b, r))
+    cd = est = rbm.CD(1)
+    if estimator == "general":  # another type runs the general stepper
+
+        class General:
+            def gradient(self, model, batch, *, rng):
+                return cd.gradient(model, batch, rng=rng)
+
+        est = General()
     # the fused loop checks after each epoch; in the general loop the estimator's own check
     # of the model may fire first, mid-epoch
     with np.errstate(all="ignore"), pytest.raises(ValueError, match="diverged"):
@@ -192,19 +198,21 @@ def test_special_functions_refuse_non_real_input(call, error, match):
 
 def test_flags_must_be_bools_and_seeds_non_negative(small_model):
     from rbm import sampling, training
-    from rbm.estimators import PersistentCD, cd_gradient
+    from rbm.estimators import CD, PCD
 
-    for call in (lambda: training.cd(1, use_probabilities="False"),
-                 lambda: training.pcd(2, 1, use_probabilities="no"),
-                 lambda: PersistentCD(2, 1, 0, use_probabilities=None),
-                 lambda: cd_gradient(small_model, np.zeros((1, 6)), 1, 0, use_probabilities=1),
-                 lambda: sampling.gibbs_chain(small_model, np.zeros(6), 1, 0,
-                                              return_trajectory="yes")):
+    for call in (lambda: CD(1, use_probabilities="False"),
+                 lambda: PCD(2, 1, use_probabilities="no"),
+                 lambda: PCD(2, 1, use_probabilities=None),
+                 lambda: CD(1, use_probabilities=1),
+                 lambda: sampling.gibbs_chain(small_model, np.zeros(6), 1, rng=0,
+                                              return_trajectory="yes"),
+                 lambda: training.train(small_model, np.zeros((1, 6)), CD(1), learning_rate=0.1,
+                                        epochs=1, batch_size=1, rng=0, progress="False")):
         with pytest.raises(TypeError, match="must be True or False"):
             call()
     with pytest.raises(ValueError, match="rng must be a non-negative int seed, got -1"):
         rbm.RBM.random(2, 2, rng=-1)
-    assert training.cd(1, use_probabilities=np.bool_(False)).use_probabilities is False
+    assert CD(1, use_probabilities=np.bool_(False)).use_probabilities is False
 
 
 def test_symbolic_states_are_limited():
@@ -235,10 +243,10 @@ def test_cd1_variant_memory_does_not_grow_with_the_data():
 
 def test_counts_too_large_to_allocate_are_refused_by_name(small_model):
     from rbm import ais, sampling
-    from rbm.estimators import PersistentCD
+    from rbm.estimators import PCD
 
     calls = {"n_chains=1000000000000": [lambda: sampling.sample_model(small_model, 10**12, 1, rng=0),
-                                        lambda: PersistentCD(10**12, 1, 0)],
+                                        lambda: PCD(10**12, 1)],
              "betas=1000000000000": [lambda: ais.ais_log_partition(small_model, betas=10**12, rng=0)],
              "n_steps=1000000000000": [lambda: ais.default_betas(10**12)]}
     for what, makers in calls.items():

@@ -40,7 +40,7 @@ LONG_COMPUTATIONS = {
     "ais_log_partition": "ais.ais_log_partition(rbm.RBM.random(784, 25, rng=0), n_runs=1000, "
                          "rng=0)",
     "train": "training.train(rbm.RBM.random(784, 500, rng=0), np.ones((2000, 784)), "
-             "training.cd(1), learning_rate=0.1, epochs=100, batch_size=100, rng=0)",
+             "rbm.CD(1), learning_rate=0.1, epochs=100, batch_size=100, rng=0)",
 }
 
 

@@ -85,7 +85,7 @@ def test_gibbs_chain_of_k_steps_is_k_gibbs_steps(model):
     rng = np.random.default_rng(6)
     v = v0
     for _ in range(3):
-        v = gibbs_step(model, v, rng)
+        v = gibbs_step(model, v, rng=rng)
     np.testing.assert_array_equal(gibbs_chain(model, v0, 3, rng=6), v)
     assert v.shape == (6,)
 
@@ -116,3 +116,33 @@ def test_sample_model_refuses_bad_arguments_by_name(model, kwargs, error, messag
     kwargs.setdefault("rng", 0)
     with pytest.raises(error, match=message):
         sample_model(model, **kwargs)
+
+
+def test_rng_is_keyword_only_everywhere_in_the_public_api():
+    """One convention: every public function or method that takes `rng` takes it by name."""
+    import inspect
+
+    import rbm
+
+    seen, positional = 0, []
+    for module_name in rbm.__all__:
+        module = getattr(rbm, module_name)
+        if not inspect.ismodule(module):
+            continue
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            callables = [(name, obj)] if inspect.isfunction(obj) else []
+            if inspect.isclass(obj):
+                callables += [(f"{name}.{m}", f) for m, f in vars(obj).items()
+                              if (not m.startswith("_") or m == "__init__")
+                              and (inspect.isfunction(f) or isinstance(f, classmethod))]
+            for qualname, f in callables:
+                f = f.__func__ if isinstance(f, classmethod) else f
+                param = inspect.signature(f).parameters.get("rng")
+                if param is not None:
+                    seen += 1
+                    if param.kind is not inspect.Parameter.KEYWORD_ONLY:
+                        positional.append(f"{module.__name__}.{qualname}")
+    assert seen >= 10, seen  # the walk found the samplers
+    assert positional == []
