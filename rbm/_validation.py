@@ -18,33 +18,7 @@ MAX_ARRAY_ELEMENTS = 2**28
 MAX_PARAMETER = 1e100
 
 
-def check_model(model, name="model"):
-    """Require an :class:`~rbm.model.RBM` whose parameters are still consistent and finite.
-
-    The parameters may be changed after the model was made (training does, in
-    place), so their shapes and values are checked again on every use: a NaN
-    written into ``W``, or a bias of the wrong length, fails here, by name.
-    (RBM is imported lazily: rbm.model imports this module.)
-    """
-    from rbm.model import RBM
-
-    if not isinstance(model, RBM):
-        raise TypeError(f"{name} must be an rbm.RBM, got {type(model).__name__}")
-    W, b, c = model.W, model.b, model.c
-    for field, value in (("W", W), ("b", b), ("c", c)):
-        if not isinstance(value, np.ndarray) or value.dtype != np.float64:
-            raise TypeError(f"{name}.{field} must be a float64 numpy array, got "
-                            f"{type(value).__name__} of dtype {getattr(value, 'dtype', None)}")
-    if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
-        raise ValueError(f"{name} has inconsistent shapes: W {W.shape}, b {b.shape}, c {c.shape}; "
-                         "W must be (n_visible, n_hidden), b (n_visible,) and c (n_hidden,)")
-    for field, value in (("W", W), ("b", b), ("c", c)):
-        _check_parameter_values(value, f"{name}.{field}",
-                                " (changed after the model was made, or training diverged)")
-    return model
-
-
-def _check_parameter_values(arr, name, context=""):
+def check_parameter_values(arr, name, context=""):
     """Finite, and at most ``MAX_PARAMETER`` in absolute value; `context` ends the message."""
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite, but it holds NaN or infinity{context}")
@@ -86,7 +60,11 @@ def check_positive_float(value, name, allow_zero=False):
     """Return `value` as a finite float, positive (or non-negative)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond the float range
+        raise ValueError(f"{name} must be finite, got an int of {len(str(abs(value)))} "
+                         "digits, beyond the float range") from None
     if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be finite and {bound}, got {value}")
@@ -120,7 +98,7 @@ def check_finite_parameter(x, name, shape):
     arr = as_float_array(x, name)
     if arr.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
-    _check_parameter_values(arr, name)
+    check_parameter_values(arr, name)
     return arr.copy()
 
 
@@ -157,10 +135,12 @@ def check_binary(x, name, width, allow_1d=True):
 
 
 def check_array_size(n_elements, what):
-    """Refuse an array of more than ``MAX_ARRAY_ELEMENTS`` entries, naming what asked for it."""
+    """Refuse an array of more than ``MAX_ARRAY_ELEMENTS`` entries, naming what asked for it
+    and the memory it would need (in float64)."""
     if n_elements > MAX_ARRAY_ELEMENTS:
-        raise ValueError(f"{what} asks for an array of {n_elements} numbers, beyond the limit "
-                         f"of {MAX_ARRAY_ELEMENTS} (2 GiB)")
+        raise ValueError(f"{what} asks for an array of {n_elements} numbers "
+                         f"({n_elements * 8 / 2**30:.3g} GiB), beyond the limit of "
+                         f"{MAX_ARRAY_ELEMENTS} (2 GiB)")
 
 
 def check_enumeration_size(n_bits, what, limit=MAX_ENUMERATION_BITS):

@@ -46,7 +46,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbm._validation import (
-    check_model,
     as_float_array,
     check_array_size,
     check_binary,
@@ -56,7 +55,7 @@ from rbm._validation import (
     check_rng,
 )
 from rbm.exact import all_states
-from rbm.model import RBM
+from rbm.model import RBM, check_model
 from rbm.special import logsumexp, sigmoid, softplus
 from rbm.transition import MAX_TRANSITION_BITS, gibbs_transition_matrix
 
@@ -390,6 +389,10 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
         at :math:`\beta_k`, :func:`rbm.transition.gibbs_transition_matrix`
         of :func:`intermediate_model`, which is what :func:`ais_log_partition`
         applies.  Other transitions let one see what breaks unbiasedness.
+        The default matrices are made one at a time, as the recursion needs
+        them: memory holds one ``(2**n_visible, 2**n_visible)`` matrix and
+        about 50 MiB besides (180 MiB at 12 visible units), whatever the
+        number of temperatures.
 
     Returns
     -------
@@ -413,29 +416,36 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
     b_A = _base_biases_from(model, None, base_biases)
     n_steps = len(betas) - 1
     n_states = 2**model.n_visible
-    if transitions is None:
-        transitions = [gibbs_transition_matrix(intermediate_model(model, beta, base_biases=b_A))
-                       for beta in betas[1:-1]]
-    else:
-        transitions = [_check_transition(T, n_states, k)
-                       for k, T in enumerate(transitions, start=1)]
+    if transitions is not None:
+        transitions = list(transitions)
         if len(transitions) != n_steps - 1:
             raise ValueError(f"transitions must hold K - 1 = {n_steps - 1} matrices, "
                              f"got {len(transitions)}")
     V = all_states(model.n_visible)
-    # log p_k^*(v) up to the constant 2**n_hidden, which cancels in every ratio.
-    log_p = np.array([-intermediate_model(model, beta, base_biases=b_A).free_energy(V)
-                      for beta in betas])
-    log_ratio = np.diff(log_p, axis=0)  # row k - 1 holds log r_k
+
+    def log_p(beta):  # log p_k^*(v) up to the constant 2**n_hidden, which cancels in ratios
+        return -intermediate_model(model, beta, base_biases=b_A).free_energy(V)
+
+    def transition(k):  # T_k, made (or checked) when needed: one is held at a time
+        if transitions is None:
+            return gibbs_transition_matrix(intermediate_model(model, betas[k], base_biases=b_A))
+        return _check_transition(transitions[k - 1], n_states, k)
+
+    previous, current = log_p(betas[0]), log_p(betas[1])
+    log_ratio = current - previous  # log r_1
     q = np.exp(V @ b_A - softplus(b_A).sum())  # p_0 = p_A, exactly
-    log_alpha = np.log(q) + log_ratio[0]
-    mean_log = float(q @ log_ratio[0])
-    for k, T in enumerate(transitions, start=1):
+    log_alpha = np.log(q) + log_ratio
+    mean_log = float(q @ log_ratio)
+    for k in range(1, n_steps):
+        T = transition(k)
+        previous, current = current, log_p(betas[k + 1])
+        log_ratio = current - previous  # log r_{k+1}
         q = q @ T
         shift = log_alpha.max()
         with np.errstate(divide="ignore"):  # a state T cannot reach has weight 0
-            log_alpha = np.log(np.exp(log_alpha - shift) @ T) + shift + log_ratio[k]
-        mean_log += float(q @ log_ratio[k])
+            log_alpha = np.log(np.exp(log_alpha - shift) @ T) + shift + log_ratio
+        mean_log += float(q @ log_ratio)
+        del T  # before the next one is made
     return float(logsumexp(log_alpha)), mean_log
 
 
@@ -508,6 +518,8 @@ def ais_log_partition(model, *, n_runs=100, betas=_PAPER_STEPS, rng, data=None,
     """
     model = check_model(model)
     n_runs = check_positive_int(n_runs, "n_runs", minimum=2)
+    check_array_size(n_runs * max(model.n_visible, model.n_hidden),
+                     f"n_runs={n_runs} chains of {max(model.n_visible, model.n_hidden)} units")
     betas = _check_betas(betas)
     rng = check_rng(rng)
     b_A = _base_biases_from(model, data, base_biases)
@@ -592,6 +604,11 @@ def _anneal(model, b_A, betas, v, rng):
     + \sum_j \operatorname{softplus}(\beta (c_j + (v^\top W)_j))` enter,
     so the constant base hidden factor is dropped.
     """
+    # Its own Gibbs sweep: the tempered model's conditionals are those of the model with
+    # weights and hidden biases scaled by beta and visible biases mixed with b_A, formed here
+    # without making a model per temperature (14,500 of them in the paper's schedule). The
+    # tests check the sweep's distribution against gibbs_transition_matrix of
+    # intermediate_model (tests/test_ais.py).
     W, b, c = model.W, model.b, model.c
     bias_gap = b - b_A
     log_weights = np.zeros(v.shape[0])

@@ -33,12 +33,11 @@ from rbm._validation import (
     check_array_size,
     check_binary,
     check_bool,
-    check_model,
     check_positive_int,
     check_rng,
 )
 from rbm.exact import gradient as exact_gradient
-from rbm.model import Gradient
+from rbm.model import Gradient, check_model
 from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 
 __all__ = ["CD", "PCD", "ExactGradient"]

@@ -7,7 +7,7 @@ The partition function
 has a closed-form sum over either layer once the other is summed out, so
 every function here enumerates only the **smaller** layer
 (:math:`2^{\min(n_\text{visible}, n_\text{hidden})}` states), in blocks of
-bounded memory and in log-space (the engine is :mod:`rbm._enumeration`).  An
+bounded memory and in log-space (the engine is the private module ``rbm._enumeration``).  An
 enumeration beyond :math:`2^{30}` states is refused at once with a
 :class:`ValueError`; functions that hold one number per visible state
 (distributions, KL) stop at :math:`2^{20}` visible states.
@@ -42,7 +42,6 @@ import numpy as np
 from rbm._validation import (
     MAX_DENSE_BITS,
     MAX_ENUMERATION_BITS,
-    check_model,
     as_float_array,
     check_binary,
     check_enumeration_size,
@@ -50,7 +49,7 @@ from rbm._validation import (
 )
 from rbm._enumeration import CHUNK_ELEMENTS, enumerate_layer, layer_setup
 from rbm._enumeration import states as _states
-from rbm.model import Gradient
+from rbm.model import Gradient, check_model
 from rbm.special import logsumexp
 
 __all__ = [

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbm._validation import (
+    check_array_size,
     check_binary,
+    check_parameter_values,
     check_finite_parameter,
     check_positive_float,
     check_positive_int,
@@ -26,7 +28,7 @@ from rbm._validation import (
 )
 from rbm.special import sigmoid, softplus
 
-__all__ = ["RBM", "Gradient"]
+__all__ = ["RBM", "Gradient", "check_model"]
 
 
 class RBM:
@@ -100,6 +102,7 @@ class RBM:
         """
         n_visible = check_positive_int(n_visible, "n_visible")
         n_hidden = check_positive_int(n_hidden, "n_hidden")
+        check_array_size(n_visible * n_hidden, f"W of n_visible={n_visible} x n_hidden={n_hidden}")
         scale = check_positive_float(scale, "scale", allow_zero=True)
         bias_scale = check_positive_float(bias_scale, "bias_scale", allow_zero=True)
         rng = check_rng(rng)
@@ -158,6 +161,7 @@ class RBM:
         -------
         float or ndarray of shape (n_samples,)
         """
+        check_model(self)
         v2, v_single = check_binary(v, "v", self.n_visible)
         h2, h_single = check_binary(h, "h", self.n_hidden)
         if v2.shape[0] != h2.shape[0]:
@@ -189,6 +193,7 @@ class RBM:
         >>> float(model.free_energy([1]))  # -log(e^0 + e^0)
         -0.693147...
         """
+        check_model(self)
         v2, single = check_binary(v, "v", self.n_visible)
         f = -(v2 @ self.b) - softplus(v2 @ self.W + self.c).sum(axis=1)
         return f[0] if single else f
@@ -206,6 +211,7 @@ class RBM:
         -------
         ndarray of shape (n_hidden,) or (n_samples, n_hidden)
         """
+        check_model(self)
         v2, single = check_binary(v, "v", self.n_visible)
         p = sigmoid(v2 @ self.W + self.c)
         return p[0] if single else p
@@ -221,6 +227,7 @@ class RBM:
         -------
         ndarray of shape (n_visible,) or (n_samples, n_visible)
         """
+        check_model(self)
         h2, single = check_binary(h, "h", self.n_hidden)
         p = sigmoid(h2 @ self.W.T + self.b)
         return p[0] if single else p
@@ -342,3 +349,27 @@ class Gradient:
     def max_abs(self):
         """The largest absolute entry over ``W``, ``b`` and ``c``."""
         return float(np.max(np.abs(self.flat())))
+
+
+def check_model(model, name="model"):
+    """Require an :class:`~rbm.model.RBM` whose parameters are still consistent and finite.
+
+    The parameters may be changed after the model was made (training does, in
+    place), so their shapes and values are checked again on every use: a NaN
+    written into ``W``, or a bias of the wrong length, fails here, by name.
+    """
+    if not isinstance(model, RBM):
+        raise TypeError(f"{name} must be an rbm.RBM, got {type(model).__name__}")
+    W, b, c = model.W, model.b, model.c
+    for field, value in (("W", W), ("b", b), ("c", c)):
+        # Exactly ndarray: np.matrix is a subclass whose products have other shapes.
+        if type(value) is not np.ndarray or value.dtype != np.float64:
+            raise TypeError(f"{name}.{field} must be a float64 numpy array, got "
+                            f"{type(value).__name__} of dtype {getattr(value, 'dtype', None)}")
+    if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
+        raise ValueError(f"{name} has inconsistent shapes: W {W.shape}, b {b.shape}, c {c.shape}; "
+                         "W must be (n_visible, n_hidden), b (n_visible,) and c (n_hidden,)")
+    for field, value in (("W", W), ("b", b), ("c", c)):
+        check_parameter_values(value, f"{name}.{field}",
+                                " (changed after the model was made, or training diverged)")
+    return model

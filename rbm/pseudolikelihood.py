@@ -16,7 +16,8 @@ in each conditional.
 
 import numpy as np
 
-from rbm._validation import check_binary, check_model, check_rng
+from rbm._validation import check_binary, check_rng
+from rbm.model import check_model
 from rbm.special import softplus
 
 __all__ = ["log_conditionals", "pseudo_log_likelihood", "stochastic_pseudo_log_likelihood"]

@@ -1,10 +1,11 @@
-r"""Symbolic RBMs in SymPy, and the checks that print the book's verdicts.
+r"""Symbolic RBMs in SymPy, and the check that proves a symbolic step.
 
 The chapters state each derivation step as an equation and then prove it
 here: the two sides are built as SymPy expressions of symbolic parameters
-and compared by :func:`check_equal`; numeric claims are compared with exact
-enumeration by :func:`check_close`.  Both raise :class:`AssertionError`
-when the claim is false and print a one-line verdict when it holds.
+and compared by :func:`check_equal`, which raises :class:`AssertionError`
+when the claim is false and prints a one-line verdict when it holds.  The
+numeric verdicts (closeness, inequalities, means of samples) are in
+:mod:`rbm.checks`.
 
 Conventions are those of :mod:`rbm.model`:
 
@@ -42,9 +43,6 @@ __all__ = [
     "data_average",
     "model_average",
     "check_equal",
-    "check_close",
-    "check_at_most",
-    "check_mean",
 ]
 
 # Symbolic sums enumerate every state; beyond this the expressions are too large to simplify.
@@ -452,133 +450,3 @@ def check_equal(lhs, rhs, name, *, seed=0):
     used = ", ".join(m for m in ("identical", "rational normal form", "simplify") if m in methods)
     entries = f"{len(left)} entries, " if len(left) > 1 else ""
     print(f"verdict: {name} holds ({entries}SymPy: {used})")
-
-
-def check_close(a, b, tol, name):
-    r"""Assert ``max |a - b| <= tol`` elementwise and print a one-line verdict.
-
-    Parameters
-    ----------
-    a, b : array_like or object with a ``flat()`` method (e.g. :class:`~rbm.model.Gradient`)
-        Same shape after flattening.
-    tol : float
-        Absolute tolerance.
-    name : str
-        What is being compared, for the verdict.
-
-    Raises
-    ------
-    AssertionError
-        If the shapes differ or some entry differs by more than `tol`.
-
-    Examples
-    --------
-    >>> check_close([1.0, 2.0], [1.0, 2.0 + 1e-13], 1e-12, "two vectors")
-    verdict: two vectors agree within 1e-12
-    >>> check_close(1.0, 1.1, 1e-3, "two numbers")
-    Traceback (most recent call last):
-    ...
-    AssertionError: two numbers: max |a - b| = 0.1 > 0.001
-    """
-    a = np.asarray(a.flat() if hasattr(a, "flat") and callable(a.flat) else a, dtype=float)
-    b = np.asarray(b.flat() if hasattr(b, "flat") and callable(b.flat) else b, dtype=float)
-    if a.shape != b.shape:
-        raise AssertionError(f"{name}: shapes {a.shape} and {b.shape} differ")
-    gap = float(np.max(np.abs(a - b))) if a.size else 0.0
-    if not gap <= tol:
-        raise AssertionError(f"{name}: max |a - b| = {gap:.3g} > {tol:g}")
-    print(f"verdict: {name} agree within {tol:g}")
-
-
-def check_at_most(a, b, tol, name):
-    r"""Assert ``a <= b + tol`` elementwise and print a one-line verdict.
-
-    For inequalities: a divergence that is never negative, a likelihood
-    that never falls during a run, a variance that is never larger.
-
-    Parameters
-    ----------
-    a, b : array_like
-        Broadcastable arrays (or numbers).
-    tol : float
-        Slack allowed for rounding.
-    name : str
-        The inequality, for the verdict.
-
-    Raises
-    ------
-    AssertionError
-        If some entry of `a` exceeds `b` by more than `tol`.
-
-    Examples
-    --------
-    >>> check_at_most([0.0, 1.0], 1.0, 0.0, "entries at most one")
-    verdict: entries at most one holds within 0
-    >>> check_at_most(2.0, 1.0, 1e-9, "two at most one")
-    Traceback (most recent call last):
-    ...
-    AssertionError: two at most one: fails by 1 > 1e-09
-    """
-    excess = float(np.max(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)))
-    if not excess <= tol:
-        raise AssertionError(f"{name}: fails by {excess:.3g} > {tol:g}")
-    print(f"verdict: {name} holds within {tol:g}")
-
-
-def check_mean(samples, target, alpha, name):
-    r"""Two-sided z-tests that the mean of `samples` is `target`, entry by entry; print a verdict.
-
-    For statistical claims: each entry's sample mean is compared with its
-    exact value in units of its standard error, and the critical value
-    :math:`z_{1 - \alpha / (2m)}` makes the family-wise significance of the
-    :math:`m` tests `alpha` (Bonferroni).  An entry that is constant over the
-    samples has no standard error: it passes only if it equals its target.
-
-    Parameters
-    ----------
-    samples : array_like of shape (n_samples, ...)
-        One sample per row, at least two rows.
-    target : array_like
-        The exact means, of shape ``samples.shape[1:]``.
-    alpha : float
-        Family-wise significance, in (0, 1).
-    name : str
-        What is tested, for the verdict.
-
-    Returns
-    -------
-    float
-        The largest :math:`|z|`.
-
-    Raises
-    ------
-    AssertionError
-        If some :math:`|z|` exceeds the critical value.
-
-    Examples
-    --------
-    >>> draws = np.random.default_rng(1).normal(1.0, 2.0, size=(1000, 3))
-    >>> _ = check_mean(draws, np.ones(3), 0.01, "three means")
-    verdict: three means: largest |z| ... <= 2.94 (alpha = 0.01, Bonferroni over 3 entries)
-    >>> _ = check_mean(draws, np.full(3, 1.5), 0.01, "shifted means")
-    Traceback (most recent call last):
-    ...
-    AssertionError: shifted means: largest |z| = ... > 2.94 (alpha = 0.01, Bonferroni over 3 entries)
-    """
-    from scipy.stats import norm
-
-    samples, target = np.asarray(samples, dtype=float), np.asarray(target, dtype=float)
-    if samples.ndim < 1 or samples.shape[0] < 2 or samples.shape[1:] != target.shape:
-        raise ValueError(f"samples must have shape (n_samples >= 2, *{target.shape}), "
-                         f"got {samples.shape}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
-    gap = np.abs(samples.mean(axis=0) - target)
-    z = np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
-    z_max, z_crit = float(z.max()), float(norm.isf(alpha / (2 * target.size)))
-    family = f"(alpha = {alpha:g}, Bonferroni over {target.size} entries)"
-    if not z_max <= z_crit:
-        raise AssertionError(f"{name}: largest |z| = {z_max:.3g} > {z_crit:.3g} {family}")
-    print(f"verdict: {name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
-    return z_max

@@ -16,10 +16,11 @@ and likewise for ``b`` and ``c`` with :math:`\lambda = 0`.
 
 :func:`train` has one loop over epochs and batches; what an update does is
 behind a *stepper* with three methods (``begin_epoch``, ``step``, ``sync``):
-:class:`_GeneralStepper` asks the estimator for a gradient and applies the
-rule above; for this package's :class:`~rbm.estimators.CD` and
-:class:`~rbm.estimators.PCD` the fused stepper of :mod:`rbm._fused` makes the
-same updates from the same draws with far fewer array operations.
+the general stepper asks the estimator for a gradient and applies the rule
+above; for this package's :class:`~rbm.estimators.CD` and
+:class:`~rbm.estimators.PCD` the fused stepper (the private module
+``rbm._fused``) makes the same updates from the same draws with far fewer
+array operations.
 """
 
 from dataclasses import dataclass, field
@@ -29,7 +30,6 @@ import numpy as np
 from rbm._validation import (
     check_binary,
     check_bool,
-    check_model,
     check_positive_float,
     check_positive_int,
     check_rng,
@@ -37,7 +37,7 @@ from rbm._validation import (
 from rbm._fused import FusedTrainer
 from rbm.estimators import CD, PCD
 from rbm.exact import log_likelihood
-from rbm.model import Gradient
+from rbm.model import Gradient, check_model
 from rbm.special import sigmoid
 
 __all__ = ["MAX_TRACKING_BITS", "History", "reconstruction_error", "train"]

@@ -19,12 +19,11 @@ from rbm._validation import (
     MAX_DENSE_BITS,
     check_binary,
     check_enumeration_size,
-    check_model,
     check_positive_int,
 )
 from rbm._enumeration import states as _states
 from rbm.exact import all_states, data_expectations, empirical_distribution
-from rbm.model import Gradient
+from rbm.model import Gradient, check_model
 from rbm.special import sigmoid, softplus
 
 __all__ = ["MAX_TRANSITION_BITS", "MAX_JOINT_BITS", "MAX_VARIANT_BITS", "gibbs_transition_matrix",
@@ -58,7 +57,9 @@ def _conditional(pre, targets):
 
     For factorised Bernoulli units with pre-activations :math:`a`,
     :math:`\log p(y \mid x) = y^\top a - \sum_j \operatorname{softplus}(a_j)`;
-    working in log-space keeps every entry accurate for any weights.
+    working in log-space keeps every entry accurate for any weights.  (Not a copy of the
+    per-unit conditionals of :class:`~rbm.model.RBM`: this is the probability of whole
+    target vectors, which a product of per-unit probabilities would underflow.)
     """
     return np.exp(pre @ targets.T - softplus(pre).sum(axis=1, keepdims=True))
 
@@ -140,8 +141,9 @@ def _transition_matrix(model, chunk_size):
         H = _states(start, min(start + chunk_size, 2**model.n_hidden), model.n_hidden)
         B = _conditional(H @ model.W.T + model.b, V)
         # One BLAS call cannot be interrupted: rows of T in slices of at most
-        # _PRODUCT_TERMS multiply-adds each, so that Ctrl-C is seen within a fraction of a second.
-        rows = max(1, _PRODUCT_TERMS // (len(H) * n_states))
+        # _PRODUCT_TERMS multiply-adds (so that Ctrl-C is seen within a fraction of a
+        # second) and _CHUNK_ELEMENTS entries (so that the product's temporary stays small).
+        rows = max(1, min(_PRODUCT_TERMS // (len(H) * n_states), _CHUNK_ELEMENTS // n_states))
         for row in range(0, n_states, rows):
             T[row:row + rows] += _conditional(pre_h[row:row + rows], H) @ B
     return T

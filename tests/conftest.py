@@ -70,3 +70,20 @@ def small_data():
         ],
         dtype=float,
     )
+
+
+# The data and model shared by the estimator and transition tests: a repeated row makes the
+# empirical distribution non-uniform.
+MODEL_DATA = np.array([
+    [1, 1, 0, 0, 1, 0],
+    [0, 1, 1, 0, 0, 1],
+    [1, 0, 1, 1, 0, 0],
+    [0, 0, 0, 1, 1, 1],
+    [1, 1, 0, 0, 1, 0],
+], dtype=float)
+
+
+@pytest.fixture
+def model():
+    """6 visible, 4 hidden, weights and biases U(-1, 1) (the estimator and transition tests)."""
+    return rbm.RBM.random(6, 4, scale=1.0, bias_scale=1.0, distribution="uniform", rng=20240521)

@@ -405,3 +405,22 @@ def test_other_bad_inputs_are_refused_by_name(tiny_model):
         ais.log_mean_weight([1.0, -np.inf])
     with pytest.raises(ValueError, match="n_steps must be >= 1"):
         ais.default_betas(0)
+
+
+def test_the_annealing_sweep_is_the_tempered_models_gibbs_transition():
+    """AIS samples the tempered models with its own sweep (no model is made per temperature).
+    With three temperatures the final states are one sweep at beta from the base: their
+    distribution must be p_A T_beta, with T_beta the exact Gibbs transition of
+    intermediate_model. Chi-square test at level 0.1% (seeded)."""
+    model = make_model(3, 2, 1.0, 5)
+    base_biases = np.array([0.4, -0.6, 0.1])
+    beta = 0.6
+    result = ais.ais_log_partition(model, n_runs=20000, betas=[0.0, beta, 1.0], rng=12,
+                                   base_biases=base_biases)
+    base = exact.visible_distribution(ais.base_rate_model(base_biases, model.n_hidden))
+    T = gibbs_transition_matrix(ais.intermediate_model(model, beta, base_biases=base_biases))
+    observed = np.bincount(exact.state_index(result.final_states), minlength=8)
+    assert stats.chisquare(observed, 20000 * (base @ T)).pvalue > 1e-3
+    # and the test can fail: the sweep is not the untempered model's
+    untempered = gibbs_transition_matrix(model)
+    assert stats.chisquare(observed, 20000 * (base @ untempered)).pvalue < 1e-3

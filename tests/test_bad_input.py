@@ -1,5 +1,7 @@
 """Bad input fails at once with an error that names the argument."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -263,3 +265,75 @@ def test_parameters_beyond_the_float_range_of_the_sums_are_refused(small_model):
         exact.log_partition(small_model)
     largest = rbm.RBM([[1e100]], [1e100], [1e100])  # the largest accepted: exact and finite
     assert exact.log_partition(largest) == pytest.approx(3e100, rel=1e-15)
+
+
+def _as_matrix(a):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # np.matrix is deprecated
+        return np.asmatrix(a)
+
+
+@pytest.mark.parametrize("change, error, match", [
+    (lambda m: m.W.__setitem__((0, 0), np.nan), ValueError, r"model\.W must be finite"),
+    (lambda m: setattr(m, "W", m.W.tolist()), TypeError, r"model\.W must be a float64"),
+    (lambda m: setattr(m, "W", m.W.astype(np.float32)), TypeError, r"model\.W must be a float64"),
+    (lambda m: setattr(m, "W", _as_matrix(m.W)), TypeError, r"model\.W must be a float64"),
+])
+def test_the_models_own_methods_check_it_again_as_module_functions_do(change, error, match,
+                                                                      small_model):
+    """The same contract everywhere: a model changed after it was made (NaN, a list, float32,
+    np.matrix) is refused by its methods too, not only by rbm.exact and the estimators."""
+    change(small_model)
+    v, h = np.zeros(6), np.zeros(4)
+    for call in (lambda: small_model.energy(v, h), lambda: small_model.free_energy(v),
+                 lambda: small_model.prob_h_given_v(v), lambda: small_model.prob_v_given_h(h),
+                 lambda: small_model.sample_h_given_v(v, rng=0),
+                 lambda: small_model.sample_v_given_h(h, rng=0)):
+        with pytest.raises(error, match=match):
+            call()
+
+
+def test_requests_that_multiply_into_memory_are_refused_with_the_memory_they_need():
+    """Each used to end in numpy's MemoryError (found in review)."""
+    from rbm import ais, sampling
+
+    wide = rbm.RBM.random(784, 10, rng=0)
+    calls = {
+        "n_runs=1000000000000 chains of 784 units": lambda: ais.ais_log_partition(wide, n_runs=10**12, rng=0),
+        "n_chains=33554432 chains of 784 units":
+            lambda: rbm.PCD(2**25).gradient(wide, np.zeros((2, 784)), rng=0),
+        "return_trajectory=True over k=100000 steps of 1000 x 100 states":
+            lambda: sampling.gibbs_chain(rbm.RBM.random(100, 10, rng=0), np.zeros((1000, 100)),
+                                         10**5, rng=0, return_trajectory=True),
+        "W of n_visible=200000 x n_hidden=200000": lambda: rbm.RBM.random(200000, 200000, rng=0),
+    }
+    for what, call in calls.items():
+        with pytest.raises(ValueError, match=rf"{what} asks for an array of \d+ numbers "
+                                             r"\([\d.e+]+ GiB\)"):
+            call()
+
+
+def test_an_int_beyond_the_float_range_is_a_value_error_not_an_overflow():
+    from rbm import training
+
+    with pytest.raises(ValueError, match="learning_rate must be finite, got an int of 401 digits"):
+        training.train(rbm.RBM.random(4, 3, rng=0), np.zeros((2, 4)), rbm.CD(1),
+                       learning_rate=10**400, epochs=1, batch_size=1, rng=0)
+
+
+@pytest.mark.slow
+def test_exact_weight_moments_holds_one_transition_matrix_at_a_time():
+    """12 visible units and 40 temperatures asked for 5 GiB (every T_k at once); the
+    docstring now states one matrix (128 MiB) and about 50 MiB besides."""
+    import tracemalloc
+
+    from rbm import ais
+
+    model = rbm.RBM.random(12, 4, scale=0.5, rng=0)
+    tracemalloc.start()
+    try:
+        ais.exact_weight_moments(model, 40)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert peak < 180, peak

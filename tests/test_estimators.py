@@ -10,24 +10,13 @@ from rbm import RBM, Gradient, exact
 from rbm.transition import cd_expected_gradient
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.sampling import gibbs_chain
+from conftest import MODEL_DATA as DATA
 
-DATA = np.array([
-    [1, 1, 0, 0, 1, 0],
-    [0, 1, 1, 0, 0, 1],
-    [1, 0, 1, 1, 0, 0],
-    [0, 0, 0, 1, 1, 1],
-    [1, 1, 0, 0, 1, 0],
-], dtype=float)
 N_ENTRIES = 6 * 4 + 6 + 4
 # Draws are grouped: each call of CD.gradient on the data repeated REPEATS
 # times averages REPEATS independent draws of the estimate, and the
 # BATCHES call results are independent and identically distributed.
 REPEATS, BATCHES = 40, 250
-
-
-@pytest.fixture
-def model():
-    return RBM.random(6, 4, scale=1.0, bias_scale=1.0, distribution="uniform", rng=20240521)
 
 
 def _t_bound():

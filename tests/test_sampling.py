@@ -146,3 +146,14 @@ def test_rng_is_keyword_only_everywhere_in_the_public_api():
                         positional.append(f"{module.__name__}.{qualname}")
     assert seen >= 10, seen  # the walk found the samplers
     assert positional == []
+
+
+def test_the_sampling_kernels_give_the_models_conditionals(model):
+    """The unchecked tanh kernels behind the chains and estimators against the checked
+    RBM methods (expit), on every visible and hidden state."""
+    from rbm import exact
+    from rbm.sampling import _prob_h, _prob_v
+
+    V, H = exact.all_states(model.n_visible), exact.all_states(model.n_hidden)
+    np.testing.assert_allclose(_prob_h(model, V), model.prob_h_given_v(V), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(_prob_v(model, H), model.prob_v_given_h(H), rtol=0, atol=1e-15)

@@ -15,19 +15,7 @@ from rbm.transition import (
     cd_expected_gradient,
     gibbs_transition_matrix,
 )
-
-DATA = np.array([
-    [1, 1, 0, 0, 1, 0],
-    [0, 1, 1, 0, 0, 1],
-    [1, 0, 1, 1, 0, 0],
-    [0, 0, 0, 1, 1, 1],
-    [1, 1, 0, 0, 1, 0],  # a repeated row: the empirical distribution is not uniform
-], dtype=float)
-
-
-@pytest.fixture
-def model():
-    return RBM.random(6, 4, scale=1.0, bias_scale=1.0, distribution="uniform", rng=20240521)
+from conftest import MODEL_DATA as DATA
 
 
 def _sigmoid(x):
@@ -185,14 +173,40 @@ def test_model_must_be_an_rbm():
         gibbs_transition_matrix("not a model")
 
 
-def test_both_evaluation_paths_and_a_sequence_of_k_agree(model):
-    """k=2 pushes through the conditionals; k up to 40 forms T (2**6 <= 64 * 40)."""
+def test_a_sequence_of_k_agrees_with_each_k_alone(model):
+    """On 6 visible units every k forms T once (2**6 <= 64 k); a sequence follows one chain."""
     single = [cd_expected_gradient(model, DATA, k=k) for k in (1, 2, 40)]
     curve = cd_expected_gradient(model, DATA, k=[40, 1, 2])
     for one, from_curve in zip(single, [curve[1], curve[2], curve[0]]):
         assert np.allclose(one.flat(), from_curve.flat(), rtol=1e-10, atol=1e-13)
     chunked = cd_expected_gradient(model, DATA, k=range(1, 3), chunk_size=3)
     assert np.allclose(chunked[1].flat(), single[1].flat(), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("chunk_size", [None, 7])
+def test_pushing_through_the_conditionals_agrees_with_the_transition_matrix(monkeypatch,
+                                                                             chunk_size):
+    """With 2**9 = 512 > 64 k visible states, k = 1, 2, 3 push the data distribution through
+    p(h|v) and p(v|h) (counted below); the result must equal q T^k formed from the matrix."""
+    from rbm import transition
+
+    model = RBM.random(9, 5, scale=1.0, bias_scale=0.5, rng=3)
+    data = (np.random.default_rng(4).random((12, 9)) < 0.5).astype(float)
+    pushes = []
+    real_push = transition._push
+    monkeypatch.setattr(transition, "_push", lambda *a: pushes.append(1) or real_push(*a))
+    got = cd_expected_gradient(model, data, k=[1, 2, 3], chunk_size=chunk_size)
+    assert len(pushes) == 2 * 3  # two conditionals per step, three steps: the push path ran
+    T = gibbs_transition_matrix(model)
+    V = exact.all_states(9)
+    P = model.prob_h_given_v(V)
+    pos = exact.data_expectations(model, data)
+    r = exact.empirical_distribution(data)
+    for k in (1, 2, 3):
+        r = r @ T
+        want = np.concatenate([(pos.vh - (V * r[:, None]).T @ P).ravel(), pos.v - r @ V,
+                               pos.h - r @ P])
+        np.testing.assert_allclose(got[k - 1].flat(), want, rtol=1e-10, atol=1e-13)
 
 
 def test_transition_matrix_does_not_depend_on_the_block_size(model):

@@ -1,0 +1,49 @@
+"""The numeric verdicts of rbm.checks: each passes what holds and fails what does not."""
+
+import numpy as np
+import pytest
+
+import rbm
+from rbm.checks import check_at_most, check_close, check_mean
+
+
+def test_check_close_passes_within_and_fails_beyond_tolerance(capsys):
+    g = rbm.Gradient(W=np.ones((2, 1)), b=np.zeros(2), c=np.ones(1))
+    check_close(g, g + g * 1e-14, 1e-12, "gradients")
+    assert capsys.readouterr().out == "verdict: gradients agree within 1e-12\n"
+    with pytest.raises(AssertionError, match="max"):
+        check_close(g, g * 1.01, 1e-3, "gradients")
+    with pytest.raises(AssertionError, match="shapes"):
+        check_close(np.zeros(2), np.zeros(3), 1.0, "vectors")
+
+
+def test_check_at_most_allows_the_slack_and_no_more(capsys):
+    check_at_most(np.array([1.0 + 1e-12, 0.5]), 1.0, 1e-9, "bounded")
+    assert capsys.readouterr().out == "verdict: bounded holds within 1e-09\n"
+    with pytest.raises(AssertionError, match="fails by"):
+        check_at_most([0.0, 1.1], [0.0, 1.0], 1e-9, "bounded")
+
+
+def test_check_mean_accepts_true_means_and_rejects_shifted_ones():
+    draws = np.random.default_rng(1).normal(0.5, 1.0, size=(4000, 2, 3))
+    assert check_mean(draws, np.full((2, 3), 0.5), 0.01, "true means") < 3.0
+    with pytest.raises(AssertionError, match="shifted means: largest"):
+        check_mean(draws, np.full((2, 3), 0.6), 0.01, "shifted means")
+    constant = np.zeros((10, 2))  # no standard error: passes only when equal to its target
+    assert check_mean(constant, np.zeros(2), 0.01, "constant entries") == 0.0
+    with pytest.raises(AssertionError, match=r"largest \|z\| = inf"):
+        check_mean(constant, np.ones(2), 0.01, "constant entries, wrong target")
+    with pytest.raises(ValueError, match="samples must have shape"):
+        check_mean(draws[:1], np.zeros((2, 3)), 0.01, "one sample")
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        check_mean(draws, np.zeros((2, 3)), 1.5, "bad alpha")
+
+
+def test_check_mean_refuses_samples_or_targets_that_are_not_finite():
+    """A NaN sample used to pass: its z-score compared as 0 (found in review)."""
+    draws = np.random.default_rng(2).normal(0.0, 1.0, size=(100, 3))
+    draws[5, 1] = np.nan
+    with pytest.raises(ValueError, match="samples must be finite"):
+        check_mean(draws, np.zeros(3), 0.01, "with a NaN")
+    with pytest.raises(ValueError, match="target must be finite"):
+        check_mean(np.zeros((4, 1)), np.array([np.inf]), 0.01, "infinite target")
