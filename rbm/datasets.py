@@ -164,7 +164,7 @@ def mnist(threshold=128):
     return (table[:, :-1] >= threshold).astype(float), table[:, -1]
 
 
-def split_by_class(labels, n_held_out_per_class, rng=0):
+def split_by_class(labels, n_held_out_per_class, *, rng=0):
     """Indices of a seeded train/held-out split with the same number held out from each class.
 
     From every class, `n_held_out_per_class` of its rows, chosen uniformly at
