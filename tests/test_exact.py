@@ -66,12 +66,23 @@ def test_visible_distribution_sums_to_one_and_matches_joint_marginal(small_model
     assert np.allclose(p_v, expected, rtol=1e-11, atol=1e-15)
 
 
-def test_log_prob_and_log_likelihood_agree(small_model, small_data):
+def brute_log_prob(model, v):
+    """log p(v): the joint terms with this v, summed over h, minus log Z (all by brute force)."""
+    vs, _, neg_e = brute_log_joint_terms(model)
+    mine = np.all(vs == v, axis=1)
+    return np.logaddexp.reduce(neg_e[mine]) - brute_log_partition(model)
+
+
+def test_log_prob_and_log_likelihood_match_the_joint_enumeration(small_model, small_data):
+    """Each against the brute force over joint states (not against each other: the mean
+    log-likelihood is defined as the mean of log_prob, so that comparison would be circular)."""
+    expected = np.array([brute_log_prob(small_model, v) for v in small_data])
     lp = exact.log_prob(small_model, small_data)
     assert lp.shape == (len(small_data),)
-    assert np.all(lp < 0)
-    assert exact.log_likelihood(small_model, small_data) == pytest.approx(lp.mean(), rel=1e-14)
-    assert exact.log_prob(small_model, small_data[0]) == pytest.approx(lp[0], rel=1e-14)
+    np.testing.assert_allclose(lp, expected, rtol=1e-12)
+    assert exact.log_prob(small_model, small_data[0]) == pytest.approx(expected[0], rel=1e-12)
+    assert exact.log_likelihood(small_model, small_data) == pytest.approx(expected.mean(),
+                                                                           rel=1e-12)
 
 
 def test_model_expectations_match_joint_enumeration(small_model):
@@ -121,9 +132,19 @@ def test_gradient_step_raises_the_log_likelihood(small_model, small_data):
 
 def test_kl_is_non_negative_and_equals_minus_entropy_minus_mean_log_prob(small_model,
                                                                           small_data):
+    """KL against its definition, sum over the distinct rows of q log(q / p) with q counted and
+    p summed from the joint states here; then the identity KL = -H(q) - mean log p, whose
+    sides come from different functions (kl_divergence is not built from log_likelihood)."""
+    from collections import Counter
+
+    counts = Counter(map(tuple, small_data))
+    by_definition = sum(n / len(small_data) * (np.log(n / len(small_data))
+                                               - brute_log_prob(small_model, np.array(v)))
+                        for v, n in counts.items())
     q = exact.empirical_distribution(small_data)
     kl = exact.kl_divergence(q, small_model)
     assert kl >= 0
+    assert kl == pytest.approx(by_definition, rel=1e-12)
     mean_log_p = exact.log_likelihood(small_model, small_data)
     assert kl == pytest.approx(-exact.entropy(q) - mean_log_p, rel=1e-12)
     # KL of the model's own distribution against itself is zero.

@@ -80,6 +80,20 @@ def test_gibbs_chain_trajectory_starts_at_v0_and_ends_at_the_final_state(model):
     np.testing.assert_array_equal(trajectory[-1], final)
 
 
+def test_gibbs_chain_replays_a_plain_chain_drawn_from_the_same_generator(model):
+    """gibbs_chain and gibbs_step share one kernel, so comparing them proves little: here the
+    chain is written out with plain numpy (h then v at every step, one uniform per unit)."""
+    def sigmoid(x):
+        return 1.0 / (1.0 + np.exp(-x))
+
+    v0 = (np.random.default_rng(0).random((50, 6)) < 0.5).astype(float)
+    replay, v = np.random.default_rng(9), v0
+    for _ in range(4):
+        h = (replay.random((50, 4)) < sigmoid(v @ model.W + model.c)).astype(float)
+        v = (replay.random((50, 6)) < sigmoid(h @ model.W.T + model.b)).astype(float)
+    np.testing.assert_array_equal(gibbs_chain(model, v0, 4, rng=9), v)
+
+
 def test_gibbs_chain_of_k_steps_is_k_gibbs_steps(model):
     v0 = np.array([0, 1, 0, 1, 0, 1], dtype=float)
     rng = np.random.default_rng(6)
