@@ -26,9 +26,11 @@ it is removed from the list.
 """
 
 import functools
+import html
 import http.server
 import json
 import os
+import re
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
@@ -281,3 +283,23 @@ def test_figures_shown_near_their_natural_size(page_path, server, browser):
                        f"({s['shown'] / s['natural']:.2f})" for s in squeezed)
     assert not squeezed, (f"{page_path} at 1280 px: {len(squeezed)} figures shown below "
                           f"{MIN_FIGURE_SCALE} of their natural width:\n{report}")
+
+
+PLACEHOLDER = re.compile(r"&lt;[\w ]*(url|address|repository)[\w ]*&gt;|\{\{\s*\w+\s*\}\}", re.I)
+
+
+def test_no_placeholder_text_and_a_working_install_line():
+    """No page prints a placeholder; the introduction's install line suits this build."""
+    found = {}
+    for page_path in book_pages():
+        text = (HTML / page_path).read_text(encoding="utf-8")
+        match = PLACEHOLDER.search(text)
+        if match:
+            found[page_path] = match.group(0)
+    assert not found, f"placeholder text in the built pages: {found}"
+    intro = (HTML / "intro.html").read_text(encoding="utf-8")
+    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
+    # Inline code is split into one <span class="pre"> per word.
+    words = html.unescape(re.sub(r"</span>\s*<span class=\"pre\">", " ", intro))
+    expected = f'pip install "rbm @ git+{url}"' if url else "pip install -e ."
+    assert expected in words, f"intro.html does not show the install line {expected!r}"
