@@ -8,10 +8,14 @@
   an error about the empty colour mode: set it.
 
 It also fills in the repository the book is published from, which only the
-publishing workflow knows: with ``BOOK_REPOSITORY_URL`` set (the GitHub
-Actions workflow sets it to its own repository), the pages get a repository
-button and Binder and Colab launch buttons for every notebook; without it
-(a local build) they get neither, rather than links to a guessed address.
+publishing workflow knows. ``BOOK_REPOSITORY_URL`` (the GitHub Actions
+workflow sets it to its own repository) is the one value everything else
+follows from: with it, the pages get a repository button, Binder and Colab
+launch buttons and a live-code button (Thebe, on Binder) for every notebook,
+and the substitutions ``{{ install_package }}`` and ``{{ launch_note }}``
+(used by intro.md) give a ``pip install`` line for that repository; without it
+(a local build), no buttons and an install from a clone, rather than links
+to a guessed address or placeholder text.
 """
 
 import os
@@ -36,13 +40,38 @@ def fix_page_context(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+LOCAL_SUBSTITUTIONS = {
+    "install_package": "in a clone of the repository, run `pip install -e .` "
+                       "(or `make setup`, which also makes a virtual environment).",
+    "launch_note": "This copy of the book was built without a repository address, so "
+                   "it has no launch buttons; the published book opens every chapter "
+                   "on Binder or Colab.",
+}
+
+
+def published_substitutions(url):
+    """The install line and the launch buttons' note, for the repository at `url`."""
+    install = f'pip install "rbm @ git+{url}"'
+    return {
+        "install_package": f"`{install}`.",
+        "launch_note": "The launch buttons (the rocket at the top of a chapter) open it on "
+                       "Binder, which installs the package by itself, or on Colab, where a "
+                       f"first cell `!{install}` installs it; the *Live Code* button runs "
+                       "the page's cells in place, on a Binder kernel.",
+    }
+
+
 def repository_from_environment(app, config):
-    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip()
+    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
+    substitutions = config.myst_substitutions
     if not url:
+        substitutions.update(LOCAL_SUBSTITUTIONS)
         return
+    substitutions.update(published_substitutions(url))
+    branch = os.environ.get("BOOK_REPOSITORY_BRANCH", "main")
     options = config.html_theme_options
     options["repository_url"] = url
-    options["repository_branch"] = os.environ.get("BOOK_REPOSITORY_BRANCH", "main")
+    options["repository_branch"] = branch
     options["path_to_docs"] = ""
     options["use_repository_button"] = True
     options["use_issues_button"] = True
@@ -51,7 +80,11 @@ def repository_from_environment(app, config):
         "notebook_interface": "jupyterlab",
         "binderhub_url": "https://mybinder.org",
         "colab_url": "https://colab.research.google.com",
+        "thebe": True,
     }
+    # Thebe asks Binder for a kernel built from the same repository and branch.
+    config.thebe_config = {**config.thebe_config, "repository_url": url,
+                           "repository_branch": branch}
 
 
 def setup(app):

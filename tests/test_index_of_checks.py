@@ -1,4 +1,4 @@
-"""The index of checks (checks.md) is generated from the notebooks and kept current."""
+"""The index of checks (reference/checks.md) is generated from the notebooks and kept current."""
 
 import importlib.util
 from pathlib import Path
@@ -10,8 +10,8 @@ spec.loader.exec_module(index)
 
 
 def test_index_of_checks_is_current():
-    assert (ROOT / "checks.md").read_text() == index.render(), (
-        "checks.md is stale: run `make checks-index`")
+    assert (ROOT / "reference" / "checks.md").read_text() == index.render(), (
+        "reference/checks.md is stale: run `make checks-index`")
 
 
 def test_every_chapter_in_the_toc_contributes_verdicts():

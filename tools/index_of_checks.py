@@ -1,4 +1,4 @@
-"""Write checks.md: every verdict the book prints, linked to the section that checks it.
+"""Write reference/checks.md: every verdict the book prints, linked to the section that checks it.
 
 Usage: python tools/index_of_checks.py [--check]
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from docutils.nodes import make_id
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = ROOT / "checks.md"
+PAGE = ROOT / "reference" / "checks.md"
 HEADER = """# Index of checks
 
 Every claim that a chapter checks by machine, in reading order: each row is
@@ -74,7 +74,7 @@ def render():
         total += len(rows)
         # Section ids are docutils' (the browser test checks every anchor); MyST does not
         # resolve "#anchor" links into notebooks, so these are plain HTML links.
-        page = f"chapters/{path.stem}.html"
+        page = f"../chapters/{path.stem}.html"
         parts.append(f"\n## {title}\n\n| section (&#8599; opens it) | verdict |\n|---|---|")
         for section, slug, verdict in rows:
             where = f"{section} <a href=\"{page}#{slug}\">&#8599;</a>" if section else (
@@ -96,4 +96,4 @@ if __name__ == "__main__":
     check = "--check" in sys.argv[1:]
     ok = main(check)
     if check and not ok:
-        raise SystemExit("checks.md is stale: run `make checks-index`")
+        raise SystemExit("reference/checks.md is stale: run `make checks-index`")
