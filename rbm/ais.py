@@ -365,11 +365,12 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
     visible states both moments follow from forward recursions,
 
     .. math::
-        \alpha_1 = p_0 \odot r_1,\quad \alpha_{k+1} = (\alpha_k T_k) \odot r_{k+1},
-        \quad \mathbb{E}[w] = \textstyle\sum_v \alpha_K(v);
-        \qquad
-        q_1 = p_0,\quad q_{k+1} = q_k T_k,
-        \quad \mathbb{E}[\log w] = \textstyle\sum_k q_k^\top \log r_k .
+        \begin{aligned}
+        \alpha_1 &= p_0 \odot r_1, & \alpha_{k+1} &= (\alpha_k T_k) \odot r_{k+1}, &
+        \mathbb{E}[w] &= \textstyle\sum_v \alpha_K(v), \\
+        q_1 &= p_0, & q_{k+1} &= q_k T_k, &
+        \mathbb{E}[\log w] &= \textstyle\sum_k q_k^\top \log r_k .
+        \end{aligned}
 
     When every :math:`T_k` leaves :math:`p_k` invariant,
     :math:`\mathbb{E}[w] = Z_B / Z_A` exactly, and by Jensen's inequality

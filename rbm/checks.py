@@ -119,13 +119,14 @@ def check_mean(samples, target, alpha, name):
 
     Examples
     --------
-    >>> draws = np.random.default_rng(1).normal(1.0, 2.0, size=(1000, 3))
+    >>> rng = np.random.default_rng(1)
+    >>> draws = rng.normal(1.0, 2.0, size=(1000, 3))
     >>> _ = check_mean(draws, np.ones(3), 0.01, "three means")
-    verdict: three means: largest |z| ... <= 2.94 (alpha = 0.01, Bonferroni over 3 entries)
+    verdict: three means: largest |z| ... <= 2.94 (alpha = 0.01, ...)
     >>> _ = check_mean(draws, np.full(3, 1.5), 0.01, "shifted means")
     Traceback (most recent call last):
     ...
-    AssertionError: shifted means: largest |z| = ... > 2.94 (alpha = 0.01, Bonferroni over 3 entries)
+    AssertionError: shifted means: largest |z| = ... > 2.94 (alpha = 0.01, ...)
     """
     samples, target = np.asarray(samples, dtype=float), np.asarray(target, dtype=float)
     if samples.ndim < 1 or samples.shape[0] < 2 or samples.shape[1:] != target.shape:

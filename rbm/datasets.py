@@ -192,7 +192,8 @@ def split_by_class(labels, n_held_out_per_class, *, rng=0):
     Examples
     --------
     >>> train, held_out = split_by_class([0, 0, 0, 1, 1, 1, 1], 1, rng=0)
-    >>> len(train), len(held_out), sorted(np.array([0, 0, 0, 1, 1, 1, 1])[held_out].tolist())
+    >>> rows = np.array([0, 0, 0, 1, 1, 1, 1])[held_out]
+    >>> len(train), len(held_out), sorted(rows.tolist())
     (5, 2, [0, 1])
     """
     labels = np.asarray(labels)

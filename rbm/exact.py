@@ -201,7 +201,8 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None):
     --------
     >>> from rbm import RBM
     >>> model = RBM(W=np.zeros((3, 2)), b=np.zeros(3), c=np.zeros(2))
-    >>> bool(abs(log_partition(model) - 5 * np.log(2)) < 1e-12)  # 2**5 joint states of energy 0
+    >>> # 2**5 joint states, all of energy 0
+    >>> bool(abs(log_partition(model) - 5 * np.log(2)) < 1e-12)
     True
     """
     check_model(model)

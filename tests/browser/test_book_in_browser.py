@@ -74,9 +74,6 @@ KNOWN_TOO_WIDE = {
     ("chapters/07_pitfalls.html", "laptop"): "21 code lines, 1 equation",
     ("chapters/08_beyond_enumeration.html", "laptop"): "14 code lines",
     ("chapters/09_performance.html", "laptop"): "11 code lines",
-    ("reference/api/ais.html", "laptop"): "1 equation (docstrings)",
-    ("reference/api/exact.html", "laptop"): "1 code lines (docstrings)",
-    ("reference/api/symbolic.html", "laptop"): "1 code lines (docstrings)",
 }
 KNOWN_SQUEEZED_FIGURES = {
     "chapters/06_training_with_exact_likelihood.html":
