@@ -1,7 +1,7 @@
-"""Exact enumeration against the machine's limit, measured in the same run.
+"""Exact enumeration against the textbook method (the baseline), measured in the same run.
 
-The limit for log Z at n_visible x n_hidden (enumerating the hidden layer)
-is the unavoidable work of the textbook method: one matrix product of all
+The baseline for log Z at n_visible x n_hidden (enumerating the hidden layer)
+is the work of the textbook method: one matrix product of all
 2**n_hidden hidden states with W.T, and one stable softplus pass over the
 (2**n_hidden, n_visible) result, done in cache-sized row blocks (the best
 of three block sizes) with the fastest primitives (exp, log1p, maximum, in
