@@ -80,39 +80,40 @@ def draw_rbm(n_visible=4, n_hidden=3, ax=None):
             raise ValueError(f"{name} must be between 1 and 8 to stay legible, got {value}")
     if ax is None:
         _, ax = plt.subplots(figsize=(7.0, 3.6))
-    # Both rows are centred on x = 0 with unit spacing, so that the edges fan out symmetrically.
+    # Both rows are centred on x = 0 with unit spacing, so that the edges fan out symmetrically;
+    # units are circles in data coordinates, so that they keep their size relative to the gaps.
     xv = np.arange(n_visible) - (n_visible - 1) / 2
     xh = np.arange(n_hidden) - (n_hidden - 1) / 2
-    y_v, y_h = 0.0, 1.0
-    for i, x0 in enumerate(xv):
-        for j, x1 in enumerate(xh):
-            ax.plot([x0, x1], [y_v, y_h], color="0.55", lw=1.0, zorder=1)
-    i_show, j_show = 0, 0
-    ax.annotate("$W_{ij}$", xy=((xv[i_show] + xh[j_show]) / 2, 0.5), xytext=(-34, 0),
-                textcoords="offset points", ha="right", va="center", fontsize=12,
+    y_v, y_h, radius = 0.0, 2.0, 0.3
+    for x0 in xv:
+        for x1 in xh:
+            ax.plot([x0, x1], [y_v, y_h], color="0.6", lw=1.0, zorder=1)
+    ax.annotate("$W_{ij}$", xy=((3 * xv[0] + xh[0]) / 4, 0.5), xytext=(-30, 0),
+                textcoords="offset points", ha="right", va="center", fontsize=13,
                 arrowprops={"arrowstyle": "-", "color": "0.3", "lw": 0.8})
     for xs, y, name, bias, color in ((xv, y_v, "v", "b", "C0"), (xh, y_h, "h", "c", "C1")):
-        ax.scatter(xs, np.full(len(xs), y), s=900, color=color, edgecolor="black", zorder=2)
+        below = name == "v"
         for k, x in enumerate(xs, start=1):
-            ax.text(x, y, f"${name}_{{{k}}}$", ha="center", va="center", fontsize=12,
+            ax.add_patch(mpl.patches.Circle((x, y), radius, facecolor=color,
+                                            edgecolor="black", zorder=2))
+            ax.text(x, y, f"${name}_{{{k}}}$", ha="center", va="center", fontsize=13,
                     color="white", zorder=3)
-            offset = -0.22 if name == "v" else 0.22
-            ax.text(x, y + offset, f"${bias}_{{{k}}}$", ha="center",
-                    va="top" if name == "v" else "bottom", fontsize=11)
+            ax.text(x, y - 0.4 if below else y + 0.4, f"${bias}_{{{k}}}$", ha="center",
+                    va="top" if below else "bottom", fontsize=12)
     half = max(n_visible, n_hidden) / 2
-    ax.text(-half - 0.3, y_h, "hidden", ha="right", va="center", fontsize=11)
-    ax.text(-half - 0.3, y_v, "visible", ha="right", va="center", fontsize=11)
-    x_arrow = half + 0.4
-    ax.annotate("", xy=(x_arrow, y_h - 0.1), xytext=(x_arrow, y_v + 0.1),
-                arrowprops={"arrowstyle": "-|>", "color": "C1", "lw": 1.5})
-    ax.annotate("", xy=(x_arrow + 0.35, y_v + 0.1), xytext=(x_arrow + 0.35, y_h - 0.1),
-                arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.5})
-    ax.text(x_arrow - 0.08, 0.5, r"$p(\mathbf{h}\mid\mathbf{v})$", ha="right", va="center",
-            fontsize=11, color="C1")
-    ax.text(x_arrow + 0.45, 0.5, r"$p(\mathbf{v}\mid\mathbf{h})$", ha="left", va="center",
-            fontsize=11, color="C0")
-    ax.set_xlim(-half - 1.6, x_arrow + 1.6)
-    ax.set_ylim(-0.45, 1.45)
+    ax.text(-half - 0.2, y_h, "hidden", ha="right", va="center", fontsize=12)
+    ax.text(-half - 0.2, y_v, "visible", ha="right", va="center", fontsize=12)
+    x_arrow = half + 0.3
+    ax.annotate("", xy=(x_arrow, y_h - 0.3), xytext=(x_arrow, y_v + 0.3),
+                arrowprops={"arrowstyle": "-|>", "color": "C1", "lw": 1.8})
+    ax.annotate("", xy=(x_arrow + 0.3, y_v + 0.3), xytext=(x_arrow + 0.3, y_h - 0.3),
+                arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.8})
+    ax.text(x_arrow - 0.1, 1.3, r"$p(\mathbf{h}\mid\mathbf{v})$", ha="right", va="center",
+            fontsize=12, color="C1")
+    ax.text(x_arrow + 0.4, 0.7, r"$p(\mathbf{v}\mid\mathbf{h})$", ha="left", va="center",
+            fontsize=12, color="C0")
+    ax.set_xlim(-half - 1.5, x_arrow + 1.7)
+    ax.set_ylim(-0.9, 2.9)
     ax.set_aspect("equal")
     ax.axis("off")
     return ax.figure

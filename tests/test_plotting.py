@@ -33,8 +33,9 @@ def test_rbm_diagram_joins_every_visible_unit_to_every_hidden_unit_only():
     ax = fig.axes[0]
     edges = {(tuple(np.round(line.get_xdata(), 6)), tuple(line.get_ydata())) for line in ax.lines}
     assert len(edges) == 12
-    # every edge runs from the visible row (y = 0) to the hidden row (y = 1)
-    assert all(ys == (0.0, 1.0) for _, ys in edges)
+    # every edge runs from the visible row (y = 0) to the hidden row (y = 2)
+    assert all(ys == (0.0, 2.0) for _, ys in edges)
+    assert len(ax.patches) == 7  # one circle per unit
     labels = {t.get_text() for t in ax.texts}
     assert {"$v_{1}$", "$v_{4}$", "$h_{1}$", "$h_{3}$", "$b_{1}$", "$c_{3}$"} <= labels
     assert r"$p(\mathbf{h}\mid\mathbf{v})$" in labels
