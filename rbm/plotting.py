@@ -1,0 +1,181 @@
+"""Figures for the book: one shared style, a diagram of an RBM, and image grids.
+
+matplotlib is an optional dependency (``pip install rbm[plotting]``); only this
+module imports it, so the rest of the package works without it.
+"""
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+#: The book's figure style. A chapter's column is 672 px wide at 1280 px, so a
+#: figure 6.6 in wide at 100 dpi is shown at its natural size (not scaled down),
+#: and fonts of 10-11 pt are as large as the body text.
+BOOK_STYLE = {
+    "figure.figsize": (6.6, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 11,
+    "axes.titlesize": 11,
+    "axes.labelsize": 11,
+    "legend.fontsize": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "lines.linewidth": 1.8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+
+
+def use_book_style():
+    """Apply :data:`BOOK_STYLE` to matplotlib's rcParams.
+
+    Every chapter calls this once, after importing pyplot, so that all of the
+    book's figures share one size, one font size and one layout engine.
+
+    Examples
+    --------
+    >>> use_book_style()
+    >>> import matplotlib as mpl
+    >>> mpl.rcParams["font.size"]
+    11.0
+    """
+    mpl.rcParams.update(BOOK_STYLE)
+
+
+def draw_rbm(n_visible=4, n_hidden=3, ax=None):
+    """Draw an RBM as two layers of units joined by every visible-hidden weight.
+
+    Visible units :math:`v_i` with biases :math:`b_i` form the bottom row,
+    hidden units :math:`h_j` with biases :math:`c_j` the top row; each pair
+    :math:`(v_i, h_j)` is joined by an edge for the weight :math:`W_{ij}`, and
+    no edge joins two units of one layer. Arrows at the side name the two
+    conditionals :math:`p(\\mathbf{h} \\mid \\mathbf{v})` and
+    :math:`p(\\mathbf{v} \\mid \\mathbf{h})`.
+
+    Parameters
+    ----------
+    n_visible : int, default 4
+        Number of visible units drawn, between 1 and 8.
+    n_hidden : int, default 3
+        Number of hidden units drawn, between 1 and 8.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; a new 6.6 x 3.4 in figure when omitted.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the diagram.
+
+    Examples
+    --------
+    >>> fig = draw_rbm(3, 2)
+    >>> len(fig.axes[0].lines)  # one line per weight
+    6
+    """
+    for name, value in (("n_visible", n_visible), ("n_hidden", n_hidden)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if not 1 <= value <= 8:
+            raise ValueError(f"{name} must be between 1 and 8 to stay legible, got {value}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.6, 3.4))
+    # Both rows are centred on x = 0 with unit spacing, so that the edges fan out symmetrically;
+    # units are circles in data coordinates, so that they keep their size relative to the gaps.
+    xv = np.arange(n_visible) - (n_visible - 1) / 2
+    xh = np.arange(n_hidden) - (n_hidden - 1) / 2
+    y_v, y_h, radius = 0.0, 2.0, 0.3
+    for x0 in xv:
+        for x1 in xh:
+            ax.plot([x0, x1], [y_v, y_h], color="0.6", lw=1.0, zorder=1)
+    ax.annotate("$W_{ij}$", xy=((3 * xv[0] + xh[0]) / 4, 0.5), xytext=(-30, 0),
+                textcoords="offset points", ha="right", va="center", fontsize=13,
+                arrowprops={"arrowstyle": "-", "color": "0.3", "lw": 0.8})
+    for xs, y, name, bias, color in ((xv, y_v, "v", "b", "C0"), (xh, y_h, "h", "c", "C1")):
+        below = name == "v"
+        for k, x in enumerate(xs, start=1):
+            ax.add_patch(mpl.patches.Circle((x, y), radius, facecolor=color,
+                                            edgecolor="black", zorder=2))
+            ax.text(x, y, f"${name}_{{{k}}}$", ha="center", va="center", fontsize=13,
+                    color="white", zorder=3)
+            ax.text(x, y - 0.4 if below else y + 0.4, f"${bias}_{{{k}}}$", ha="center",
+                    va="top" if below else "bottom", fontsize=12)
+    half = max(n_visible, n_hidden) / 2
+    ax.text(-half - 0.2, y_h, "hidden", ha="right", va="center", fontsize=12)
+    ax.text(-half - 0.2, y_v, "visible", ha="right", va="center", fontsize=12)
+    x_arrow = half + 0.3
+    ax.annotate("", xy=(x_arrow, y_h - 0.3), xytext=(x_arrow, y_v + 0.3),
+                arrowprops={"arrowstyle": "-|>", "color": "C1", "lw": 1.8})
+    ax.annotate("", xy=(x_arrow + 0.3, y_v + 0.3), xytext=(x_arrow + 0.3, y_h - 0.3),
+                arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.8})
+    ax.text(x_arrow - 0.1, 1.3, r"$p(\mathbf{h}\mid\mathbf{v})$", ha="right", va="center",
+            fontsize=12, color="C1")
+    ax.text(x_arrow + 0.4, 0.7, r"$p(\mathbf{v}\mid\mathbf{h})$", ha="left", va="center",
+            fontsize=12, color="C0")
+    ax.set_xlim(-half - 1.5, x_arrow + 1.7)
+    ax.set_ylim(-0.9, 2.9)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return ax.figure
+
+
+def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False):
+    """Show flat images side by side in a grid of small panels.
+
+    Parameters
+    ----------
+    images : array_like of shape (n_images, n_pixels)
+        One image per row, ``n_pixels = image_shape[0] * image_shape[1]``.
+    image_shape : tuple of int
+        Height and width of one image.
+    n_cols : int, default 10
+        Images per row of the grid.
+    titles : sequence of str, optional
+        One short title per image.
+    symmetric : bool, default False
+        Scale each image's colours symmetrically about zero with a diverging
+        map (for weights); otherwise black on white between 0 and 1.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A new figure 6.6 in wide, with one axes per grid cell.
+
+    Examples
+    --------
+    >>> fig = show_images(np.eye(4), (2, 2), n_cols=2)
+    >>> len(fig.axes)
+    4
+    """
+    images = np.asarray(images, dtype=float)
+    if images.ndim != 2 or images.shape[0] == 0:
+        raise ValueError(f"images must be a non-empty 2-D array, got shape {images.shape}")
+    if len(image_shape) != 2 or int(np.prod(image_shape)) != images.shape[1]:
+        raise ValueError(f"image_shape {tuple(image_shape)} does not match "
+                         f"{images.shape[1]} pixels per image")
+    if isinstance(n_cols, bool) or not isinstance(n_cols, (int, np.integer)) or n_cols < 1:
+        raise ValueError(f"n_cols must be a positive int, got {n_cols!r}")
+    if titles is not None and len(titles) != len(images):
+        raise ValueError(f"titles must have one entry per image ({len(images)}), "
+                         f"got {len(titles)}")
+    n_cols = min(n_cols, len(images))
+    n_rows = -(-len(images) // n_cols)
+    width = 6.6
+    height = width / n_cols * n_rows * image_shape[0] / image_shape[1]
+    if titles is not None:
+        height += 0.25 * n_rows
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(width, height), squeeze=False,
+                             layout="constrained")
+    for k, axis in enumerate(axes.flat):
+        axis.set_axis_off()
+        if k >= len(images):
+            continue
+        picture = images[k].reshape(image_shape)
+        if symmetric:
+            limit = np.abs(picture).max() or 1.0
+            axis.imshow(picture, cmap="RdBu_r", vmin=-limit, vmax=limit)
+        else:
+            axis.imshow(picture, cmap="gray_r", vmin=0.0, vmax=1.0)
+        if titles is not None:
+            axis.set_title(titles[k], fontsize=10)
+    return fig
