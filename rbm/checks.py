@@ -7,10 +7,27 @@ The symbolic counterpart, :func:`rbm.symbolic.check_equal`, proves an
 equation with SymPy.
 """
 
+import textwrap
+
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["check_close", "check_at_most", "check_mean"]
+__all__ = ["verdict", "check_close", "check_at_most", "check_mean"]
+
+# Verdicts are wrapped to the width of the book's output column (78 characters at 1280 px).
+VERDICT_WIDTH = 78
+
+
+def verdict(text):
+    """Print ``verdict: text``, wrapped to ``VERDICT_WIDTH`` columns (continuations indented).
+
+    Examples
+    --------
+    >>> verdict("a claim that holds")
+    verdict: a claim that holds
+    """
+    print(textwrap.fill(f"verdict: {text}", width=VERDICT_WIDTH, subsequent_indent="    ",
+                        break_long_words=False, break_on_hyphens=False))
 
 
 def check_close(a, b, tol, name):
@@ -46,7 +63,7 @@ def check_close(a, b, tol, name):
     gap = float(np.max(np.abs(a - b))) if a.size else 0.0
     if not gap <= tol:
         raise AssertionError(f"{name}: max |a - b| = {gap:.3g} > {tol:g}")
-    print(f"verdict: {name} agree within {tol:g}")
+    verdict(f"{name} agree within {tol:g}")
 
 
 def check_at_most(a, b, tol, name):
@@ -81,7 +98,7 @@ def check_at_most(a, b, tol, name):
     excess = float(np.max(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)))
     if not excess <= tol:
         raise AssertionError(f"{name}: fails by {excess:.3g} > {tol:g}")
-    print(f"verdict: {name} holds within {tol:g}")
+    verdict(f"{name} holds within {tol:g}")
 
 
 def check_mean(samples, target, alpha, name):
@@ -145,5 +162,5 @@ def check_mean(samples, target, alpha, name):
     family = f"(alpha = {alpha:g}, Bonferroni over {target.size} entries)"
     if not z_max <= z_crit:
         raise AssertionError(f"{name}: largest |z| = {z_max:.3g} > {z_crit:.3g} {family}")
-    print(f"verdict: {name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
+    verdict(f"{name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
     return z_max

@@ -24,6 +24,7 @@ import numpy as np
 import sympy as sp
 
 from rbm._validation import check_positive_int
+from rbm.checks import verdict
 
 __all__ = [
     "RBMSymbols",
@@ -449,4 +450,4 @@ def check_equal(lhs, rhs, name, *, seed=0):
             raise AssertionError(f"{name}: SymPy could not reduce the difference to zero")
     used = ", ".join(m for m in ("identical", "rational normal form", "simplify") if m in methods)
     entries = f"{len(left)} entries, " if len(left) > 1 else ""
-    print(f"verdict: {name} holds ({entries}SymPy: {used})")
+    verdict(f"{name} holds ({entries}SymPy: {used})")

@@ -59,9 +59,16 @@ def collect(path):
             for out in cell.get("outputs", []):
                 if out.get("output_type") != "stream" or out.get("name") != "stdout":
                     continue
+                in_verdict = False
                 for line in "".join(out["text"]).splitlines():
                     if line.startswith("verdict:"):
                         rows.append((section, slug, line[len("verdict:"):].strip()))
+                        in_verdict = True
+                    elif in_verdict and line.startswith("    "):  # a wrapped verdict goes on
+                        section_, slug_, text = rows[-1]
+                        rows[-1] = (section_, slug_, f"{text} {line.strip()}")
+                    else:
+                        in_verdict = False
     return title, rows
 
 
