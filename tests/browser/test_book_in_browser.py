@@ -64,9 +64,7 @@ WIDE_CANDIDATES = ", ".join([
 # Pages measured to fail today, with the reason; remove an entry once its page is fixed
 # (its test then passes, and a strict xfail turns that into a failure to notice).
 KNOWN_TOO_WIDE = {
-    ("chapters/05_estimating_the_model_term.html", "laptop"): "1 equation, 9 code lines",
-    ("chapters/07_pitfalls.html", "laptop"): "21 code lines, 1 equation",
-    ("chapters/08_beyond_enumeration.html", "laptop"): "14 code lines",
+    ("chapters/07_pitfalls.html", "laptop"): "23 printed lines (the chapter is to be rewritten, issue 16)",
 }
 KNOWN_SQUEEZED_FIGURES = {}
 
