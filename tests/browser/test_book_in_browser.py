@@ -63,9 +63,7 @@ WIDE_CANDIDATES = ", ".join([
 
 # Pages measured to fail today, with the reason; remove an entry once its page is fixed
 # (its test then passes, and a strict xfail turns that into a failure to notice).
-KNOWN_TOO_WIDE = {
-    ("chapters/07_pitfalls.html", "laptop"): "23 printed lines (the chapter is to be rewritten, issue 16)",
-}
+KNOWN_TOO_WIDE = {}
 KNOWN_SQUEEZED_FIGURES = {}
 
 
