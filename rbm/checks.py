@@ -161,7 +161,8 @@ def check_mean(samples, target, alpha, name):
     gap = np.abs(samples.mean(axis=0) - target)
     z = np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
     z_max, z_crit = float(z.max()), float(norm.isf(alpha / (2 * target.size)))
-    family = f"(alpha = {alpha:g}, Bonferroni over {target.size} entries)"
+    entries = "1 entry" if target.size == 1 else f"{target.size} entries"
+    family = f"(alpha = {alpha:g}, Bonferroni over {entries})"
     if not z_max <= z_crit:
         raise AssertionError(f"{name}: largest |z| = {z_max:.3g} > {z_crit:.3g} {family}")
     verdict(f"{name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
