@@ -26,9 +26,13 @@ ais
     Annealed importance sampling of log Z, forward and reverse.
 pseudolikelihood
     The exact and the one-bit stochastic pseudo-log-likelihood.
+curvature
+    The exact Hessian of log Z and of the log-likelihood, the Fisher matrix,
+    the hidden units' symmetries, centering and the natural gradient.
 """
 
-from rbm import ais, datasets, estimators, exact, pseudolikelihood, sampling, training, transition
+from rbm import (ais, curvature, datasets, estimators, exact, pseudolikelihood, sampling,
+                 training, transition)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -49,6 +53,7 @@ __all__ = [
     "datasets",
     "ais",
     "pseudolikelihood",
+    "curvature",
     "softplus",
     "sigmoid",
     "logsumexp",

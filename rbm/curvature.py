@@ -1,0 +1,279 @@
+r"""The shape of the log-likelihood: exact curvature, symmetries, centering, natural gradient.
+
+An RBM is an exponential family in its joint state: with the *sufficient
+statistics* :math:`s(v, h) = (v h^\top, v, h)` (flattened in the order of
+:meth:`rbm.model.Gradient.flat`: ``W`` row-major, then ``b``, then ``c``) the
+energy is :math:`E(v, h) = -\theta^\top s(v, h)`.  Everything here follows
+from that:
+
+- the Hessian of :math:`\log Z` is the covariance of :math:`s` under
+  :math:`p(v, h)`, so :math:`\log Z` is convex;
+- the Fisher information of the visible marginal :math:`p(v)` is the
+  covariance of :math:`\mathbb{E}[s \mid v]` under :math:`p(v)`;
+- the Hessian of the mean log-likelihood is the average conditional
+  covariance :math:`\mathrm{Cov}[s \mid v]` over the data minus the Hessian
+  of :math:`\log Z`, which is why it is not negative definite.
+
+Given :math:`v` the hidden units are independent Bernoulli variables, so
+:math:`\mathbb{E}[s \mid v]` and :math:`\mathrm{Cov}[s \mid v]` have closed
+forms, and the functions enumerate the :math:`2^{n_v}` visible states only.
+Memory: the visible states and their conditional statistics, about
+:math:`2^{n_v} (n_v n_h + n_v + n_h)` numbers, plus a few
+:math:`d \times d` matrices with :math:`d = n_v n_h + n_v + n_h`.
+"""
+
+import numpy as np
+
+from rbm._validation import check_array_size, check_binary, check_enumeration_size
+from rbm.exact import all_states, gradient, log_prob
+from rbm.model import RBM, Gradient, check_model
+
+__all__ = [
+    "MAX_CURVATURE_VISIBLE",
+    "n_parameters",
+    "fisher_information",
+    "log_partition_hessian",
+    "log_likelihood_hessian",
+    "flip_hidden",
+    "permute_hidden",
+    "from_centered",
+    "to_centered",
+    "centering_jacobian",
+    "natural_gradient",
+]
+
+#: The largest visible layer the curvature functions enumerate (they sum over its states).
+MAX_CURVATURE_VISIBLE = 16
+
+
+def n_parameters(model):
+    """:math:`d = n_v n_h + n_v + n_h`, the number of parameters (and of statistics)."""
+    check_model(model)
+    return model.n_visible * model.n_hidden + model.n_visible + model.n_hidden
+
+
+def _check_size(model, what):
+    check_model(model)
+    check_enumeration_size(model.n_visible, what, limit=MAX_CURVATURE_VISIBLE)
+    d = n_parameters(model)
+    check_array_size(2**model.n_visible * d + 4 * d * d,
+                     f"{what} of a {model.n_visible} x {model.n_hidden} RBM")
+    return d
+
+
+def _conditional(model, v):
+    """E[s | v] for each row of v, and the conditional variances p (1 - p) of h."""
+    p = model.prob_h_given_v(v)
+    n = len(v)
+    mean = np.concatenate([(v[:, :, None] * p[:, None, :]).reshape(n, -1), v, p], axis=1)
+    return mean, p * (1.0 - p)
+
+
+def _weighted_covariance(x, weights):
+    """Covariance of the rows of x under the probability weights."""
+    centred = x - weights @ x
+    return centred.T @ (centred * weights[:, None])
+
+
+def _mean_conditional_covariance(model, v, weights):
+    r""":math:`\sum_n w_n \mathrm{Cov}[s \mid v_n]`, block by block.
+
+    Given v, only the entries with h vary: cov(v_i h_j, v_k h_l) = v_i v_k var_j
+    [j = l], cov(v_i h_j, h_l) = v_i var_j [j = l], var(h_j) = var_j; b is fixed.
+    """
+    n_v, n_h = model.n_visible, model.n_hidden
+    _, var = _conditional(model, v)
+    d = n_parameters(model)
+    out = np.zeros((d, d))
+    ww = np.einsum("n,nj,ni,nk->jik", weights, var, v, v)   # (n_h, n_v, n_v)
+    wc = np.einsum("n,nj,ni->ji", weights, var, v)           # (n_h, n_v)
+    cc = weights @ var                                        # (n_h,)
+    w_index = np.arange(n_v * n_h).reshape(n_v, n_h)          # index of W_ij
+    c_index = n_v * n_h + n_v + np.arange(n_h)
+    for j in range(n_h):
+        rows = w_index[:, j]
+        out[np.ix_(rows, rows)] = ww[j]
+        out[rows, c_index[j]] = wc[j]
+        out[c_index[j], rows] = wc[j]
+        out[c_index[j], c_index[j]] = cc[j]
+    return out
+
+
+def fisher_information(model):
+    r"""Exact Fisher information of the visible marginal :math:`p(v)`, a ``(d, d)`` matrix.
+
+    Since :math:`\nabla_\theta \log p(v) = \mathbb{E}[s \mid v] - \mathbb{E}_p[s]`,
+    the Fisher matrix :math:`\mathbb{E}_{p(v)}[\nabla \log p\, \nabla \log p^\top]`
+    is the covariance of :math:`\mathbb{E}[s \mid v]` under :math:`p(v)`.
+
+    Raises
+    ------
+    ValueError
+        If the model has more than ``MAX_CURVATURE_VISIBLE`` visible units, or
+        the matrices would not fit the size limit.
+
+    Examples
+    --------
+    >>> model = RBM.random(3, 2, scale=1.0, rng=0)
+    >>> F = fisher_information(model)
+    >>> F.shape, bool(np.all(np.linalg.eigvalsh(F) > -1e-12))
+    ((11, 11), True)
+    """
+    _check_size(model, "fisher_information")
+    v = all_states(model.n_visible)
+    p_v = np.exp(log_prob(model, v))
+    mean, _ = _conditional(model, v)
+    return _weighted_covariance(mean, p_v)
+
+
+def log_partition_hessian(model):
+    r"""Exact Hessian of :math:`\log Z`: the covariance of :math:`s(v, h)` under :math:`p(v, h)`.
+
+    By the law of total covariance it is the Fisher matrix of :math:`p(v)`
+    plus the average conditional covariance :math:`\mathbb{E}_{p(v)}\mathrm{Cov}[s \mid v]`;
+    a covariance matrix, so :math:`\log Z` is convex in the parameters.
+
+    Examples
+    --------
+    >>> model = RBM.random(3, 2, scale=1.0, rng=0)
+    >>> H = log_partition_hessian(model)
+    >>> bool(np.allclose(H, H.T)), bool(np.linalg.eigvalsh(H).min() > 0)
+    (True, True)
+    """
+    _check_size(model, "log_partition_hessian")
+    v = all_states(model.n_visible)
+    p_v = np.exp(log_prob(model, v))
+    return fisher_information(model) + _mean_conditional_covariance(model, v, p_v)
+
+
+def log_likelihood_hessian(model, data):
+    r"""Exact Hessian of the mean log-likelihood :math:`\bar\ell` over `data`.
+
+    :math:`\bar\ell = \frac1N \sum_n \log \sum_h e^{-E(v_n, h)} - \log Z`, and the
+    Hessian of each :math:`\log \sum_h e^{-E(v_n, h)}` is :math:`\mathrm{Cov}[s \mid v_n]`, so
+
+    .. math::
+
+        \nabla^2 \bar\ell = \frac1N \sum_n \mathrm{Cov}[s \mid v_n] - \nabla^2 \log Z ,
+
+    a difference of two positive semi-definite matrices, which can have
+    eigenvalues of either sign.
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible)
+        Binary rows.
+    """
+    _check_size(model, "log_likelihood_hessian")
+    rows, _ = check_binary(data, "data", model.n_visible)
+    weights = np.full(len(rows), 1.0 / len(rows))
+    return _mean_conditional_covariance(model, rows, weights) - log_partition_hessian(model)
+
+
+def flip_hidden(model, j):
+    r"""The RBM with hidden unit `j` relabelled :math:`h_j \to 1 - h_j`; the same :math:`p(v)`.
+
+    :math:`(c_j + \sum_i W_{ij} v_i) h_j = (c_j + \sum_i W_{ij} v_i) - (c_j + \sum_i W_{ij} v_i)(1 - h_j)`,
+    so column `j` of ``W`` and ``c[j]`` change sign and ``b`` gains column `j`
+    of ``W``; the constant :math:`c_j` only rescales :math:`Z`.
+
+    Examples
+    --------
+    >>> from rbm import exact
+    >>> model = RBM.random(3, 2, scale=1.0, bias_scale=0.5, rng=0)
+    >>> v = exact.all_states(3)
+    >>> bool(np.allclose(exact.log_prob(flip_hidden(model, 1), v), exact.log_prob(model, v)))
+    True
+    """
+    check_model(model)
+    if not isinstance(j, (int, np.integer)) or isinstance(j, bool) or not 0 <= j < model.n_hidden:
+        raise ValueError(f"j must be an integer in [0, {model.n_hidden}), got {j!r}")
+    W, b, c = model.W.copy(), model.b.copy(), model.c.copy()
+    b += W[:, j]
+    W[:, j] *= -1.0
+    c[j] *= -1.0
+    return RBM(W, b, c)
+
+
+def permute_hidden(model, order):
+    """The RBM with its hidden units reordered by `order` (a permutation); the same :math:`p(v)`."""
+    check_model(model)
+    order = np.asarray(order)
+    if order.shape != (model.n_hidden,) or not np.array_equal(np.sort(order),
+                                                              np.arange(model.n_hidden)):
+        raise ValueError(f"order must be a permutation of range({model.n_hidden}), "
+                         f"got {order.tolist()}")
+    return RBM(model.W[:, order], model.b.copy(), model.c[order])
+
+
+def _check_offsets(mu, lam, n_visible, n_hidden):
+    mu, lam = np.asarray(mu, dtype=float), np.asarray(lam, dtype=float)
+    if mu.shape != (n_visible,) or lam.shape != (n_hidden,):
+        raise ValueError(f"mu must have shape ({n_visible},) and lam ({n_hidden},), "
+                         f"got {mu.shape} and {lam.shape}")
+    if not (np.isfinite(mu).all() and np.isfinite(lam).all()):
+        raise ValueError("mu and lam must be finite")
+    return mu, lam
+
+
+def from_centered(centered, mu, lam):
+    r"""The ordinary RBM of a centered one; the same distribution.
+
+    A centered RBM has the energy
+    :math:`E = -(v - \mu)^\top \tilde b - (h - \lambda)^\top \tilde c - (v - \mu)^\top \tilde W (h - \lambda)`.
+    Expanding it and dropping constants gives :math:`W = \tilde W`,
+    :math:`b = \tilde b - \tilde W \lambda`, :math:`c = \tilde c - \tilde W^\top \mu`.
+
+    Parameters
+    ----------
+    centered : Gradient
+        The centered parameters :math:`(\tilde W, \tilde b, \tilde c)` (a
+        :class:`~rbm.model.Gradient` is the parameter-shaped container).
+    mu, lam : array_like
+        The visible and hidden offsets, of lengths ``n_visible`` and ``n_hidden``.
+    """
+    if not isinstance(centered, Gradient):
+        raise TypeError(f"centered must be an rbm.Gradient, got {type(centered).__name__}")
+    mu, lam = _check_offsets(mu, lam, *centered.W.shape)
+    return RBM(centered.W.copy(), centered.b - centered.W @ lam, centered.c - centered.W.T @ mu)
+
+
+def to_centered(model, mu, lam):
+    """The centered parameters of `model` for the offsets `mu`, `lam`; inverse of :func:`from_centered`."""
+    check_model(model)
+    mu, lam = _check_offsets(mu, lam, model.n_visible, model.n_hidden)
+    return Gradient(model.W.copy(), model.b + model.W @ lam, model.c + model.W.T @ mu)
+
+
+def centering_jacobian(n_visible, n_hidden, mu, lam):
+    r"""The matrix :math:`J = \partial\theta / \partial\tilde\theta` of :func:`from_centered`, ``(d, d)``.
+
+    The map is linear, so :math:`\theta = J \tilde\theta`; gradients transform as
+    :math:`\nabla_{\tilde\theta} = J^\top \nabla_\theta` and the Fisher matrix as
+    :math:`J^\top F J`.
+    """
+    mu, lam = _check_offsets(mu, lam, n_visible, n_hidden)
+    n_w = n_visible * n_hidden
+    d = n_w + n_visible + n_hidden
+    J = np.eye(d)
+    w_index = np.arange(n_w).reshape(n_visible, n_hidden)
+    for i in range(n_visible):
+        J[n_w + i, w_index[i, :]] = -lam          # b_i = b~_i - sum_j W~_ij lam_j
+    for j in range(n_hidden):
+        J[n_w + n_visible + j, w_index[:, j]] = -mu  # c_j = c~_j - sum_i W~_ij mu_i
+    return J
+
+
+def natural_gradient(model, data, *, damping=1e-4):
+    r"""The natural gradient :math:`(F + \delta I)^{-1} \nabla_\theta \bar\ell`, as a :class:`~rbm.model.Gradient`.
+
+    `damping` :math:`\delta > 0` keeps the solve well posed where the Fisher
+    matrix is nearly singular.
+    """
+    if not (isinstance(damping, (int, float)) and np.isfinite(damping) and damping > 0):
+        raise ValueError(f"damping must be a positive finite number, got {damping!r}")
+    F = fisher_information(model)
+    g = gradient(model, data).flat()
+    step = np.linalg.solve(F + damping * np.eye(len(g)), g)
+    return Gradient.from_flat(step, model.n_visible, model.n_hidden)
