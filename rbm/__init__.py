@@ -26,9 +26,13 @@ ais
     Annealed importance sampling of log Z, forward and reverse.
 pseudolikelihood
     The exact and the one-bit stochastic pseudo-log-likelihood.
+units
+    {0,1}, ±1 and Gaussian layers, the two-layer :class:`~rbm.units.LayeredRBM`
+    and its exact log Z, log-likelihood and gradient.
 """
 
-from rbm import ais, datasets, estimators, exact, pseudolikelihood, sampling, training, transition
+from rbm import (ais, datasets, estimators, exact, pseudolikelihood, sampling, training,
+                 transition, units)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -49,6 +53,7 @@ __all__ = [
     "datasets",
     "ais",
     "pseudolikelihood",
+    "units",
     "softplus",
     "sigmoid",
     "logsumexp",
