@@ -17,13 +17,15 @@ its log-normaliser (the cumulant of the exponential family)
 (a sum for discrete units) gives the free energy and the exact partition
 function in closed form once one layer is enumerated.  The layers:
 
-=================  ======================  =====================  ==================================
-layer              :math:`E_\theta(x)`     :math:`s_\theta(x)`    :math:`A_\theta(u)`, per unit
-=================  ======================  =====================  ==================================
-:class:`Bernoulli`  :math:`-b x`           :math:`x \in \{0,1\}`  :math:`\operatorname{softplus}(b+u)`
-:class:`Spin`       :math:`-b x`           :math:`x \in \{-1,1\}` :math:`\log 2\cosh(b+u)`
-:class:`Gaussian`   :math:`(x-b)^2/2\sigma^2`  :math:`x/\sigma`   :math:`\log\sqrt{2\pi}\sigma + bu/\sigma + u^2/2`
-=================  ======================  =====================  ==================================
+* :class:`Bernoulli`: :math:`E_\theta(x) = -b x`, :math:`s(x) = x \in \{0, 1\}`,
+  :math:`A_\theta(u) = \operatorname{softplus}(b + u)`;
+* :class:`Spin`: :math:`E_\theta(x) = -b x`, :math:`s(x) = x \in \{-1, 1\}`,
+  :math:`A_\theta(u) = \log 2\cosh(b + u)`;
+* :class:`Gaussian`: :math:`E_\theta(x) = (x - b)^2 / 2\sigma^2`,
+  :math:`s(x) = x / \sigma`,
+  :math:`A_\theta(u) = \log\sqrt{2\pi}\sigma + b u / \sigma + u^2 / 2`;
+
+each per unit, summed over the units of the layer.
 
 The Gaussian convention divides the coupling by :math:`\sigma` (not
 :math:`\sigma^2`): then :math:`p(v_i \mid h) = \mathcal N(b_i + \sigma_i (Wh)_i,
@@ -831,8 +833,8 @@ def gibbs_chain(model, v0, k, *, rng):
 
 
 def sample_model(model, n_chains, n_steps, *, rng):
-    """Final states of `n_chains` independent Gibbs chains of `n_steps` steps each, started
-    from :meth:`random_states` of the visible layer.
+    r"""Final states of `n_chains` independent Gibbs chains of `n_steps` steps each, started
+    from ``model.visible.random_states`` (fair coins, or :math:`\mathcal N(b, \sigma^2)`).
 
     Returns
     -------
