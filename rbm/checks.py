@@ -7,12 +7,14 @@ The symbolic counterpart, :func:`rbm.symbolic.check_equal`, proves an
 equation with SymPy.
 """
 
+import contextlib
+import io
 import textwrap
 
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["verdict", "check_close", "check_at_most", "check_mean"]
+__all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails"]
 
 # Verdicts are wrapped to the width of the book's output column (78 characters at 1280 px).
 VERDICT_WIDTH = 78
@@ -164,3 +166,50 @@ def check_mean(samples, target, alpha, name):
         raise AssertionError(f"{name}: largest |z| = {z_max:.3g} > {z_crit:.3g} {family}")
     verdict(f"{name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
     return z_max
+
+
+def check_fails(check, name):
+    r"""Run a check on a statement that is wrong: it must fail. Print how it failed.
+
+    A check that cannot fail proves nothing, so a chapter that corrects a
+    statement runs the same check twice: on the wrong statement through this
+    function, then on the right one directly.  Anything `check` prints before
+    it fails (the verdicts of parts that held) is not shown; only the failure
+    is.
+
+    Parameters
+    ----------
+    check : callable
+        Called without arguments; it checks the wrong statement and should
+        raise :class:`AssertionError`.
+    name : str
+        The wrong statement, for the verdict.
+
+    Raises
+    ------
+    AssertionError
+        If `check` returns without raising: the check let a wrong statement pass.
+    TypeError
+        If `check` is not callable.
+
+    Examples
+    --------
+    >>> check_fails(lambda: check_at_most(2.0, 1.0, 0.0, "two at most one"),
+    ...             "as written")
+    verdict: as written fails, as it must: two at most one: fails by 1 > 0
+    >>> check_fails(lambda: check_at_most(1.0, 2.0, 0.0, "one at most two"),
+    ...             "as written")
+    Traceback (most recent call last):
+    ...
+    AssertionError: the check let a wrong statement pass: as written
+    """
+    if not callable(check):
+        raise TypeError(f"check must be callable (a function that runs the check), "
+                        f"got {type(check).__name__}")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            check()
+    except AssertionError as err:
+        verdict(f"{name} fails, as it must: {err}")
+        return
+    raise AssertionError(f"the check let a wrong statement pass: {name}")

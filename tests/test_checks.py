@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import rbm
-from rbm.checks import check_at_most, check_close, check_mean
+from rbm.checks import check_at_most, check_close, check_fails, check_mean
 
 
 def test_check_close_passes_within_and_fails_beyond_tolerance(capsys):
@@ -47,3 +47,25 @@ def test_check_mean_refuses_samples_or_targets_that_are_not_finite():
         check_mean(draws, np.zeros(3), 0.01, "with a NaN")
     with pytest.raises(ValueError, match="target must be finite"):
         check_mean(np.zeros((4, 1)), np.array([np.inf]), 0.01, "infinite target")
+
+
+def test_check_fails_accepts_a_failing_check_and_rejects_a_passing_one(capsys):
+    def wrong():
+        print("a part that held")
+        check_at_most(2.0, 1.0, 0.0, "two at most one")
+
+    check_fails(wrong, "as written")
+    assert capsys.readouterr().out == (
+        "verdict: as written fails, as it must: two at most one: fails by 1 > 0\n")
+    with pytest.raises(AssertionError, match="let a wrong statement pass: right"):
+        check_fails(lambda: check_at_most(1.0, 2.0, 0.0, "one at most two"), "right")
+
+
+def test_check_fails_lets_other_errors_through_and_refuses_non_callables():
+    def broken():
+        raise ValueError("not a check failure")
+
+    with pytest.raises(ValueError, match="not a check failure"):
+        check_fails(broken, "broken")
+    with pytest.raises(TypeError, match="check must be callable"):
+        check_fails("not a function", "string")

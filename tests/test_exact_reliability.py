@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import rbm
 from rbm import exact
 
-# Seconds from SIGINT to the end of the process that the tests allow (the promise is
-# "within about a second"; measured: 0.04-0.15 s).
+# Seconds from SIGINT to the child's report that the computation was interrupted,
+# with its threads joined (the promise is "within about a second"; measured: 0.04-0.15 s).
 STOP_WITHIN = 1.0
 
 # Each of these runs for many seconds if nothing stops it (measured: 10 s to hours).
@@ -48,7 +48,8 @@ LONG_COMPUTATIONS = {
 @pytest.mark.parametrize("name", sorted(LONG_COMPUTATIONS))
 def test_ctrl_c_stops_a_long_computation_within_a_second(name):
     """A real SIGINT, half a second into the computation, in a fresh interpreter: it must
-    end in KeyboardInterrupt within STOP_WITHIN seconds with no other thread left."""
+    end in KeyboardInterrupt within STOP_WITHIN seconds with no other thread left.
+    (readline blocks until the report, or returns "" if the child dies or finishes.)"""
     source = textwrap.dedent(f"""
         import threading
         import numpy as np
@@ -68,8 +69,12 @@ def test_ctrl_c_stops_a_long_computation_within_a_second(name):
             time.sleep(0.5)
             sent = time.perf_counter()
             child.send_signal(signal.SIGINT)
-            output = child.communicate(timeout=30)[0]
+            # Timed to the child's report, not to its exit: the interpreter's
+            # shutdown is not the computation, and on a loaded machine it alone
+            # can take longer than a second.
+            output = child.stdout.readline()
             elapsed = time.perf_counter() - sent
+            child.communicate(timeout=30)
         finally:
             child.kill()
     assert output.strip() == "interrupted, threads: 1", output
