@@ -13,7 +13,7 @@ from scipy import integrate
 import rbm
 from rbm import exact, units
 from rbm.checks import check_mean
-from rbm.units import Bernoulli, Gaussian, LayeredRBM, Spin
+from rbm.units import Bernoulli, Gaussian, LayeredGradient, LayeredRBM, Spin
 
 ALPHA = 0.01
 
@@ -307,3 +307,61 @@ def test_too_many_chains_are_refused_with_the_memory_they_need():
     model = layered(("gaussian", "bernoulli"), 2, 2, seed=21)
     with pytest.raises(ValueError, match=r"n_chains=1000000000000 asks for an array of"):
         units.sample_model(model, 10**12, 1, rng=0)
+
+
+def test_train_checks_what_an_estimator_returns_for_a_layered_model():
+    model = layered(("gaussian", "bernoulli"), 2, 2, seed=22)
+
+    class Binary:  # returns the binary model's gradient type
+        def gradient(self, model, batch, *, rng):
+            return rbm.Gradient(np.zeros((2, 2)), np.zeros(2), np.zeros(2))
+
+    class Missing:  # forgets log_sigma
+        def gradient(self, model, batch, *, rng):
+            fields = units.gradient(model, batch).fields
+            return units.LayeredGradient({k: v for k, v in fields.items() if k != "log_sigma"})
+
+    with pytest.raises(TypeError, match=r"must return an rbm.units.LayeredGradient, got Gradient"):
+        rbm.training.train(model, np.zeros((2, 2)), Binary(), learning_rate=0.1, epochs=1,
+                           batch_size=2, rng=0)
+    with pytest.raises(ValueError, match=r"model's parameters are \['W', 'b', 'log_sigma', 'c'\]"):
+        rbm.training.train(model, np.zeros((2, 2)), Missing(), learning_rate=0.1, epochs=1,
+                           batch_size=2, rng=0)
+
+
+def test_tracking_a_layered_model_is_limited_by_its_enumerated_layer():
+    wide = LayeredRBM(np.zeros((2, 21)), Gaussian(np.zeros(2)), Bernoulli(np.zeros(21)))
+    with pytest.raises(ValueError, match="track_every needs the exact log-likelihood"):
+        rbm.training.train(wide, np.zeros((2, 2)), rbm.CD(1), learning_rate=0.1, epochs=1,
+                           batch_size=2, rng=0, track_every=1)
+
+
+def test_layered_gradients_combine_only_with_their_own_kind():
+    g = LayeredGradient({"W": np.ones((1, 1)), "b": np.ones(1), "c": np.ones(1)})
+    h = LayeredGradient({"W": np.ones((1, 1)), "b": np.ones(1), "c": np.ones(1),
+                         "log_sigma": np.ones(1)})
+    assert ((g + g) / 2 - g).max_abs() == 0.0
+    with pytest.raises(ValueError, match="different fields or shapes"):
+        g + h
+    with pytest.raises(TypeError):
+        g + rbm.Gradient(np.ones((1, 1)), np.ones(1), np.ones(1))
+    with pytest.raises(AttributeError):
+        g.log_sigma
+
+
+def test_the_reconstruction_error_of_a_gaussian_model_is_the_squared_gap_to_its_mean():
+    model = layered(("gaussian", "bernoulli"), 3, 2, seed=23)
+    v = np.random.default_rng(24).normal(size=(4, 3))
+    h_mean = model.mean_h_given_v(v)
+    recon = model.visible.bias + model.visible.sigma * (h_mean @ model.W.T)
+    assert units.reconstruction_error(model, v) == pytest.approx(np.mean((v - recon) ** 2),
+                                                                 rel=1e-14)
+
+
+def test_spin_chains_start_uniform_and_stay_on_the_spins():
+    model = layered(("spin", "spin"), 4, 3, seed=25)
+    pcd = rbm.PCD(n_chains=500, k=1, init="uniform")
+    pcd.gradient(model, np.ones((2, 4)), rng=0)
+    assert set(np.unique(pcd.chains)) == {-1.0, 1.0}
+    start = model.visible.random_states(4000, rng=1)
+    check_mean(start, np.zeros(4), ALPHA, "uniform spins")
