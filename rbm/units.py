@@ -183,6 +183,7 @@ class Bernoulli(_Layer):
         return 1.0, 0.0
 
     def copy(self):
+        """An independent copy."""
         return Bernoulli(self.bias)
 
     def log_normaliser(self, u):
@@ -219,6 +220,7 @@ class Spin(_Layer):
         return 2.0, -1.0
 
     def copy(self):
+        """An independent copy."""
         return Spin(self.bias)
 
     def log_normaliser(self, u):
@@ -278,9 +280,11 @@ class Gaussian(_Layer):
         return np.exp(self.log_sigma)
 
     def parameters(self):
+        """``bias`` and ``log_sigma`` (the arrays themselves: training updates them)."""
         return {"bias": self.bias, "log_sigma": self.log_sigma}
 
     def copy(self):
+        """An independent copy."""
         return Gaussian(self.bias, self.sigma)
 
     def _check_values(self, arr, name):
@@ -288,6 +292,7 @@ class Gaussian(_Layer):
             raise ValueError(f"{name} must be finite, but it holds NaN or infinity")
 
     def states(self, start, stop):
+        """Not defined: a Gaussian layer is integrated, never enumerated (ValueError)."""
         raise ValueError("a Gaussian layer has no states to enumerate")
 
     def random_states(self, n, *, rng):
@@ -458,10 +463,12 @@ class LayeredRBM:
 
     @property
     def n_visible(self):
+        """Number of visible units."""
         return self.W.shape[0]
 
     @property
     def n_hidden(self):
+        """Number of hidden units."""
         return self.W.shape[1]
 
     def __repr__(self):
