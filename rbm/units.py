@@ -62,11 +62,14 @@ from rbm._validation import (
 from rbm.model import RBM
 from rbm.special import logsumexp, sigmoid, softplus
 
-__all__ = ["Bernoulli", "Spin", "Gaussian", "LayeredRBM", "LayeredGradient",
+__all__ = ["MIN_SIGMA", "Bernoulli", "Spin", "Gaussian", "LayeredRBM", "LayeredGradient",
            "log_partition", "log_prob", "log_likelihood", "gradient", "model_means",
            "reconstruction_error", "gibbs_chain", "sample_model"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
+# Standard deviations are kept within this factor of one (log sigma within +-230): beyond it
+# sigma**2 and its inverse leave the float64 range.
+MIN_SIGMA = 1e-100
 
 
 def _as_vector(x, name):
@@ -271,8 +274,10 @@ class Gaussian(_Layer):
         if not (np.isfinite(sigma).all() and (sigma > 0).all()):
             raise ValueError(f"sigma must be finite and > 0, got {sigma.min():g} at index "
                              f"{int(np.argmin(np.where(np.isfinite(sigma), sigma, -np.inf)))}")
+        if not (sigma >= MIN_SIGMA).all() or not (sigma <= 1 / MIN_SIGMA).all():
+            raise ValueError(f"sigma must lie between {MIN_SIGMA:g} and {1 / MIN_SIGMA:g}, got "
+                             f"{sigma.min():g} to {sigma.max():g}")
         self.log_sigma = np.log(sigma)
-        check_parameter_values(self.log_sigma, "log(sigma)")
 
     @property
     def sigma(self):
@@ -493,11 +498,17 @@ class LayeredRBM:
                 raise TypeError(f"{name}.{key} must be a float64 numpy array")
             check_parameter_values(value, f"{name}.{key}",
                                    " (changed after the model was made, or training diverged)")
-        if (self.W.shape != (self.visible.n_units, self.hidden.n_units)
-                or self.visible.bias.shape != (self.W.shape[0],)
-                or self.hidden.bias.shape != (self.W.shape[1],)):
-            raise ValueError(f"{name} has inconsistent shapes: W {self.W.shape}, layers of "
-                             f"{self.visible.n_units} and {self.hidden.n_units} units")
+            if key.startswith("log_sigma") and np.abs(value).max() > -np.log(MIN_SIGMA):
+                raise ValueError(f"{name}.{key} must lie within +-{-np.log(MIN_SIGMA):.1f} "
+                                 f"(sigma between {MIN_SIGMA:g} and {1 / MIN_SIGMA:g}), got "
+                                 f"{value[np.argmax(np.abs(value))]:g}; training diverged?")
+        shapes = {side: {k: v.shape for k, v in layer.parameters().items()}
+                  for side, layer in (("visible", self.visible), ("hidden", self.hidden))}
+        if (self.W.ndim != 2
+                or any(shape != (self.W.shape[0],) for shape in shapes["visible"].values())
+                or any(shape != (self.W.shape[1],) for shape in shapes["hidden"].values())):
+            raise ValueError(f"{name} has inconsistent shapes: W {self.W.shape}, visible "
+                             f"{shapes['visible']}, hidden {shapes['hidden']}")
         return self
 
     # -- energies and conditionals ---------------------------------------------------

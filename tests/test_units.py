@@ -365,3 +365,15 @@ def test_spin_chains_start_uniform_and_stay_on_the_spins():
     assert set(np.unique(pcd.chains)) == {-1.0, 1.0}
     start = model.visible.random_states(4000, rng=1)
     check_mean(start, np.zeros(4), ALPHA, "uniform spins")
+
+
+def test_standard_deviations_beyond_the_float_range_are_refused():
+    with pytest.raises(ValueError, match=r"sigma must lie between 1e-100 and 1e\+100"):
+        Gaussian([0.0], sigma=1e-200)
+    model = layered(("gaussian", "bernoulli"), 2, 2, seed=26)
+    model.visible.log_sigma[1] = 800.0  # exp overflows
+    with pytest.raises(ValueError, match=r"model\.log_sigma must lie within \+-230\.3"):
+        units.log_partition(model)
+    model.visible.log_sigma = np.zeros(3)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        units.log_partition(model)
