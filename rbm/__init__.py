@@ -29,10 +29,13 @@ pseudolikelihood
 curvature
     The exact Hessian of log Z and of the log-likelihood, the Fisher matrix,
     the hidden units' symmetries, centering and the natural gradient.
+units
+    {0,1}, ±1 and Gaussian layers, the two-layer :class:`~rbm.units.LayeredRBM`
+    and its exact log Z, log-likelihood and gradient.
 """
 
 from rbm import (ais, curvature, datasets, estimators, exact, pseudolikelihood, sampling,
-                 training, transition)
+                 training, transition, units)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -54,6 +57,7 @@ __all__ = [
     "ais",
     "pseudolikelihood",
     "curvature",
+    "units",
     "softplus",
     "sigmoid",
     "logsumexp",

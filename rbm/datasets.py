@@ -1,12 +1,14 @@
-"""Small binary data sets: bars and stripes, binarised handwritten digits, and a split by class."""
+"""Small data sets: bars and stripes, handwritten digits (binarised, or as intensities for
+Gaussian units, with :func:`standardise`), and a split by class."""
 
 from importlib import resources
 
 import numpy as np
 
-from rbm._validation import check_positive_float, check_positive_int, check_rng
+from rbm._validation import as_float_array, check_positive_float, check_positive_int, check_rng
 
-__all__ = ["MAX_BARS_AND_STRIPES_SIZE", "bars_and_stripes", "digits", "mnist", "split_by_class"]
+__all__ = ["MAX_BARS_AND_STRIPES_SIZE", "bars_and_stripes", "digits", "digit_intensities",
+           "standardise", "mnist", "split_by_class"]
 
 # 2**13 patterns of 144 pixels is about 9 MB; beyond that the set grows fourfold per step.
 MAX_BARS_AND_STRIPES_SIZE = 12
@@ -93,6 +95,69 @@ def digits(threshold=8):
 
     images, labels = load_digits(return_X_y=True)
     return (images >= threshold).astype(float), labels.astype(int)
+
+
+def digit_intensities():
+    """The 8x8 handwritten digits bundled with scikit-learn, as intensities 0..16.
+
+    For real-valued (Gaussian) visible units: the images of :func:`digits`
+    before binarisation.
+
+    Returns
+    -------
+    data : ndarray of shape (1797, 64)
+        Pixel values 0..16 (float64), each row an image flattened row-major.
+    labels : ndarray of shape (1797,)
+        The digit, 0..9 (int).
+
+    Examples
+    --------
+    >>> data, _ = digit_intensities()
+    >>> data.shape, float(data.min()), float(data.max())
+    ((1797, 64), 0.0, 16.0)
+    """
+    from sklearn.datasets import load_digits  # optional dependency: imported only when used
+
+    images, labels = load_digits(return_X_y=True)
+    return images.astype(float), labels.astype(int)
+
+
+def standardise(data):
+    r"""Each column shifted and scaled to mean 0 and variance 1: :math:`z = (x - m) / s`.
+
+    Gaussian units with :math:`\sigma = 1` need data on this scale.  A
+    density of `z` is one of the original data divided by :math:`\prod_i s_i`,
+    so :math:`\log p(x) = \log p(z) - \sum_i \log s_i`.
+
+    Parameters
+    ----------
+    data : array_like of shape (n_samples, n_features)
+        Finite, at least two rows, and no constant column (a Gaussian unit
+        for a constant would have its best :math:`\sigma` at zero).
+
+    Returns
+    -------
+    z : ndarray of shape (n_samples, n_features)
+    mean, std : ndarray of shape (n_features,)
+        The :math:`m` and :math:`s` used (the population standard deviation).
+
+    Examples
+    --------
+    >>> z, mean, std = standardise([[0.0, 1.0], [2.0, 5.0]])
+    >>> z.tolist(), mean.tolist(), std.tolist()
+    ([[-1.0, -1.0], [1.0, 1.0]], [1.0, 3.0], [1.0, 2.0])
+    """
+    x = as_float_array(data, "data")
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
+        raise ValueError(f"data must have shape (n_samples >= 2, n_features >= 1), got {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("data must be finite, but it holds NaN or infinity")
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    constant = np.flatnonzero(std == 0)
+    if constant.size:
+        raise ValueError(f"data has {constant.size} constant columns (first: {constant[0]}); "
+                         "leave them out before standardising")
+    return (x - mean) / std, mean, std
 
 
 def _require_threshold(threshold, maximum):

@@ -25,10 +25,15 @@ mean :math:`p(h{=}1 \mid v)`.  Both have the same expectation, because
 default because they remove the sampling noise of :math:`h` given
 :math:`v` (Rao-Blackwellisation).  The visible states of the chains are
 always sampled.
+
+The same estimators take a :class:`rbm.units.LayeredRBM` ({0,1}, ±1 or Gaussian
+layers): its chains alternate the layers' own conditionals, and its estimates
+are :class:`~rbm.units.LayeredGradient` objects with one field per parameter.
 """
 
 import numpy as np
 
+from rbm import units
 from rbm._validation import (
     check_array_size,
     check_binary,
@@ -136,7 +141,10 @@ class CD:
         Returns
         -------
         Gradient
+            A :class:`~rbm.units.LayeredGradient` for a :class:`~rbm.units.LayeredRBM`.
         """
+        if isinstance(model, units.LayeredRBM):
+            return units._cd_gradient(model, data, self.k, self.use_probabilities, rng)
         v0, rng = _checked(model, data, rng)
         p0 = _prob_h(model, v0)
         h0 = _bernoulli(p0, rng)
@@ -229,7 +237,13 @@ class PCD:
         Returns
         -------
         Gradient
+            A :class:`~rbm.units.LayeredGradient` for a :class:`~rbm.units.LayeredRBM`.
         """
+        if isinstance(model, units.LayeredRBM):
+            grad, self.chains = units._pcd_gradient(model, data, self.chains, self.n_chains,
+                                                    self.k, self.use_probabilities, self.init,
+                                                    rng)
+            return grad
         v0, rng = _checked(model, data, rng)
         self.chains = _gibbs_steps(model, self._start(model, v0, rng), self.k, rng)
         p0 = _prob_h(model, v0)
@@ -271,5 +285,8 @@ class ExactGradient:
         return "ExactGradient()"
 
     def gradient(self, model, data, *, rng=None):
-        """:func:`rbm.exact.gradient` of `data`; `rng` is accepted and ignored."""
+        """:func:`rbm.exact.gradient` of `data` (:func:`rbm.units.gradient` for a
+        :class:`~rbm.units.LayeredRBM`); `rng` is accepted and ignored."""
+        if isinstance(model, units.LayeredRBM):
+            return units.gradient(model, data)
         return exact_gradient(model, data)

@@ -39,6 +39,7 @@ from rbm.estimators import CD, PCD
 from rbm.exact import log_likelihood
 from rbm.model import Gradient, check_model
 from rbm.special import sigmoid
+from rbm import units
 
 __all__ = ["MAX_TRACKING_BITS", "History", "reconstruction_error", "train"]
 
@@ -74,8 +75,10 @@ class _GeneralStepper:
         self.estimator = estimator
         self.model = model
         self.learning_rate, self.momentum, self.weight_decay = learning_rate, momentum, weight_decay
-        self.params = (model.W, model.b, model.c)
-        self.velocity = tuple(np.zeros_like(p) for p in self.params)
+        self.layered = isinstance(model, units.LayeredRBM)
+        self.params = model.parameters() if self.layered else {"W": model.W, "b": model.b,
+                                                                 "c": model.c}
+        self.velocity = {name: np.zeros_like(p) for name, p in self.params.items()}
 
     @staticmethod
     def rows(data):
@@ -86,14 +89,23 @@ class _GeneralStepper:
 
     def step(self, batch, rng):
         grad = self.estimator.gradient(self.model, batch, rng=rng)
-        if not isinstance(grad, Gradient):
-            raise TypeError(f"estimator.gradient must return an rbm.Gradient, got "
+        kind, kind_name = ((units.LayeredGradient, "rbm.units.LayeredGradient") if self.layered
+                           else (Gradient, "rbm.Gradient"))
+        if not isinstance(grad, kind):
+            raise TypeError(f"estimator.gradient must return an {kind_name}, got "
                             f"{type(grad).__name__}")
-        if grad.W.shape != self.model.W.shape:
+        steps = (grad.fields if self.layered else {"W": grad.W, "b": grad.b, "c": grad.c})
+        shapes = {name: np.shape(step) for name, step in steps.items()}
+        if shapes != {name: p.shape for name, p in self.params.items()}:
             raise ValueError(f"estimator returned a Gradient with W of shape {grad.W.shape}, "
-                             f"but the model's W has shape {self.model.W.shape}")
-        step_W = grad.W - self.weight_decay * self.model.W if self.weight_decay else grad.W
-        for param, u, step in zip(self.params, self.velocity, (step_W, grad.b, grad.c)):
+                             f"but the model's W has shape {self.model.W.shape}"
+                             if shapes.get("W") != self.model.W.shape else
+                             f"estimator returned a gradient with fields {shapes}, but the "
+                             f"model's parameters are {list(self.params)}")
+        if self.weight_decay:
+            steps = dict(steps, W=steps["W"] - self.weight_decay * self.model.W)
+        for name, param in self.params.items():
+            u, step = self.velocity[name], steps[name]
             if self.momentum:
                 u *= self.momentum
                 u += self.learning_rate * step
@@ -107,7 +119,7 @@ class _GeneralStepper:
 
 def _stepper(estimator, model, learning_rate, momentum, weight_decay):
     """The fused stepper for this package's CD and PCD, the general one for anything else."""
-    if type(estimator) in (CD, PCD):
+    if type(estimator) in (CD, PCD) and not isinstance(model, units.LayeredRBM):
         return FusedTrainer(model, estimator, learning_rate, momentum, weight_decay)
     return _GeneralStepper(estimator, model, learning_rate, momentum, weight_decay)
 
@@ -155,10 +167,13 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
 
     Parameters
     ----------
-    model : RBM
-        Updated in place.
+    model : RBM or rbm.units.LayeredRBM
+        Updated in place.  A :class:`~rbm.units.LayeredRBM` ({0,1}, ±1 or
+        Gaussian layers) is trained by the general stepper, every parameter
+        (``log_sigma`` included) by the same rule, and tracked with
+        :func:`rbm.units.log_likelihood`.
     data : array_like of shape (n_samples, n_visible)
-        Zeros and ones.
+        Zeros and ones (for a LayeredRBM, valid states of its visible layer).
     estimator : object
         Anything with a method ``gradient(model, batch, *, rng) -> Gradient``:
         :class:`~rbm.estimators.CD`, :class:`~rbm.estimators.PCD`,
@@ -211,8 +226,15 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     >>> bool(history.log_likelihood[-1] > history.log_likelihood[0])
     True
     """
-    check_model(model)
-    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    if isinstance(model, units.LayeredRBM):  # {0,1}, ±1 or Gaussian layers
+        check, measure_ll, measure_recon = units.LayeredRBM.check, units.log_likelihood, \
+            units.reconstruction_error
+        model.check()
+        data = units._data(model, data)
+    else:
+        check, measure_ll, measure_recon = check_model, log_likelihood, reconstruction_error
+        check_model(model)
+        data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     if not callable(getattr(estimator, "gradient", None)):
         raise TypeError(f"estimator must have a method gradient(model, batch, *, rng), such as "
                         f"rbm.estimators.CD(1); got {type(estimator).__name__}")
@@ -227,7 +249,9 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     progress = check_bool(progress, "progress")
     if track_every is not None:
         track_every = check_positive_int(track_every, "track_every")
-        if min(model.n_visible, model.n_hidden) > MAX_TRACKING_BITS:
+        enumerated = (units._enumerated_size(model) if isinstance(model, units.LayeredRBM)
+                      else min(model.n_visible, model.n_hidden))
+        if enumerated > MAX_TRACKING_BITS:
             raise ValueError(
                 f"track_every needs the exact log-likelihood, limited to models with "
                 f"min(n_visible, n_hidden) <= {MAX_TRACKING_BITS}; got n_visible="
@@ -238,8 +262,8 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
 
     def record(update):
         history.updates.append(update)
-        history.log_likelihood.append(log_likelihood(model, data))
-        history.reconstruction_error.append(reconstruction_error(model, data))
+        history.log_likelihood.append(measure_ll(model, data))
+        history.reconstruction_error.append(measure_recon(model, data))
 
     if track_every is not None:
         record(0)
@@ -259,7 +283,7 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
                     record(update)
             stepper.sync()
             try:
-                check_model(model)
+                check(model)
             except ValueError as err:
                 raise ValueError(
                     f"training diverged in epoch {epoch + 1}: {err}; use a smaller "

@@ -178,3 +178,29 @@ def test_split_by_class_refuses_bad_arguments(labels, n, error, message):
 def test_split_by_class_refuses_a_bad_rng():
     with pytest.raises(TypeError, match="rng"):
         split_by_class(np.repeat([0, 1], 3), 1, rng="seed")
+
+
+def test_digit_intensities_are_the_digits_before_binarisation():
+    from rbm.datasets import digit_intensities, digits
+
+    intensities, labels = digit_intensities()
+    binary, binary_labels = digits(threshold=5)
+    np.testing.assert_array_equal(binary, (intensities >= 5).astype(float))
+    np.testing.assert_array_equal(labels, binary_labels)
+
+
+def test_standardise_gives_zero_mean_unit_variance_and_refuses_constants():
+    from rbm.datasets import standardise
+
+    x = np.random.default_rng(0).normal(3.0, 4.0, size=(50, 3))
+    z, mean, std = standardise(x)
+    np.testing.assert_allclose(z.mean(axis=0), 0.0, atol=1e-14)
+    np.testing.assert_allclose(z.std(axis=0), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(z * std + mean, x, rtol=0, atol=1e-13)
+    x[:, 1] = 2.0
+    with pytest.raises(ValueError, match=r"data has 1 constant columns \(first: 1\)"):
+        standardise(x)
+    with pytest.raises(ValueError, match="data must be finite"):
+        standardise([[0.0], [np.nan]])
+    with pytest.raises(ValueError, match=r"data must have shape"):
+        standardise([1.0, 2.0])

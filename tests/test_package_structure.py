@@ -16,7 +16,7 @@ LAYERS = {
     1: {"special", "checks", "datasets"},
     2: {"model", "symbolic"},
     3: {"_enumeration", "sampling"},
-    4: {"exact", "pseudolikelihood"},
+    4: {"exact", "pseudolikelihood", "units"},
     5: {"estimators", "transition", "curvature"},
     6: {"ais", "_fused"},
     7: {"training"},
