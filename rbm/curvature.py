@@ -40,6 +40,7 @@ __all__ = [
     "to_centered",
     "centering_jacobian",
     "natural_gradient",
+    "add_hidden_unit",
 ]
 
 #: The largest visible layer the curvature functions enumerate (they sum over its states).
@@ -277,3 +278,50 @@ def natural_gradient(model, data, *, damping=1e-4):
     g = gradient(model, data).flat()
     step = np.linalg.solve(F + damping * np.eye(len(g)), g)
     return Gradient.from_flat(step, model.n_visible, model.n_hidden)
+
+
+def add_hidden_unit(model, state, log_gain, *, sharpness=30.0):
+    r"""The RBM with one more hidden unit that raises the weight of one visible `state`.
+
+    The construction of Le Roux and Bengio (2008): a hidden unit with weights
+    :math:`w_i = a\,(2\hat v_i - 1)` and bias :math:`c = \gamma - a \sum_i \hat v_i`
+    multiplies the unnormalised probability of every :math:`v` by
+    :math:`1 + e^{w^\top v + c}`.  Its input is :math:`\gamma` at :math:`v = \hat v`
+    and at most :math:`\gamma - a` elsewhere, so the factor is
+    :math:`1 + e^{\gamma}` for :math:`\hat v` and within :math:`e^{\gamma - a}` of 1
+    for every other state: in the limit of large `sharpness` :math:`a`, only
+    :math:`\hat v` gains weight.
+
+    Parameters
+    ----------
+    model : RBM
+    state : array_like of shape (n_visible,)
+        The binary state :math:`\hat v` whose weight is raised.
+    log_gain : float
+        :math:`\gamma`; the unnormalised weight of `state` is multiplied by
+        :math:`1 + e^{\gamma}`.
+    sharpness : float, default 30
+        :math:`a > 0`; every other state's weight changes by a factor within
+        :math:`e^{\gamma - a}` of 1.
+
+    Examples
+    --------
+    >>> from rbm import exact
+    >>> model = RBM.random(3, 1, scale=0.5, rng=0)
+    >>> bigger = add_hidden_unit(model, [1, 0, 1], np.log(3.0))
+    >>> v = exact.all_states(3)
+    >>> ratio = np.exp(exact.log_prob(bigger, v) - exact.log_prob(model, v))
+    >>> bool(np.allclose(ratio / ratio[0], [1, 1, 1, 1, 1, 4, 1, 1]))
+    True
+    """
+    check_model(model)
+    state, _ = check_binary(state, "state", model.n_visible)
+    state = state[0]
+    for name, value in (("log_gain", log_gain), ("sharpness", sharpness)):
+        if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if not sharpness > 0:
+        raise ValueError(f"sharpness must be positive, got {sharpness!r}")
+    w = sharpness * (2.0 * state - 1.0)
+    c = log_gain - sharpness * state.sum()
+    return RBM(np.column_stack([model.W, w]), model.b.copy(), np.append(model.c, c))

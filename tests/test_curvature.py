@@ -119,3 +119,31 @@ def test_bad_input_is_refused_with_a_clear_message():
         curvature.from_centered(MODEL, np.zeros(4), np.zeros(3))
     with pytest.raises(ValueError, match="fisher_information"):
         curvature.fisher_information(RBM.random(17, 2, rng=0))
+
+
+def test_an_added_hidden_unit_raises_one_state_by_the_predicted_gain():
+    data = np.array([[1, 0, 1, 1], [1, 0, 1, 1], [0, 1, 0, 0]], dtype=float)
+    states = exact.all_states(4)
+    q = exact.empirical_distribution(data)
+    p = np.exp(exact.log_prob(MODEL, states))
+    i = int(np.argmax(q - p))
+    rho, pi = q[i], p[i]
+    log_gain = np.log((rho - pi) / (pi * (1 - rho)))
+    bigger = curvature.add_hidden_unit(MODEL, states[i], float(log_gain))
+    predicted = rho * np.log(rho / pi) + (1 - rho) * np.log((1 - rho) / (1 - pi))
+    gain = exact.log_likelihood(bigger, data) - exact.log_likelihood(MODEL, data)
+    # other states change by factors within exp(log_gain - 30) of 1
+    assert abs(gain - predicted) < 1e-10 and predicted > 0
+    ratio = np.exp(exact.log_prob(bigger, states) - exact.log_prob(MODEL, states))
+    others = np.delete(ratio, i)
+    np.testing.assert_allclose(others / others[0], 1.0, atol=1e-10)
+    np.testing.assert_allclose(ratio[i] / others[0], 1 + np.exp(log_gain), rtol=1e-10)
+
+
+def test_add_hidden_unit_refuses_bad_input():
+    with pytest.raises(ValueError, match="sharpness must be positive"):
+        curvature.add_hidden_unit(MODEL, [1, 0, 1, 1], 0.0, sharpness=0.0)
+    with pytest.raises(ValueError, match="log_gain must be a finite number"):
+        curvature.add_hidden_unit(MODEL, [1, 0, 1, 1], float("nan"))
+    with pytest.raises(ValueError, match="state"):
+        curvature.add_hidden_unit(MODEL, [1, 0, 2, 1], 0.0)
