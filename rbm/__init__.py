@@ -8,6 +8,9 @@ exact
     Exact log Z, likelihoods, distributions, KL and gradients by enumeration.
 transition
     The exact Gibbs transition and the exact expectation of the CD-k estimate.
+cd_theory
+    What CD-k optimises: its objective, the term it drops, the Jacobian of
+    its expected update, loop integrals and fixed points.
 special
     Stable softplus, sigmoid and log-sum-exp.
 symbolic
@@ -28,7 +31,8 @@ pseudolikelihood
     The exact and the one-bit stochastic pseudo-log-likelihood.
 """
 
-from rbm import ais, datasets, estimators, exact, pseudolikelihood, sampling, training, transition
+from rbm import (ais, cd_theory, datasets, estimators, exact, pseudolikelihood, sampling, training,
+                 transition)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -43,6 +47,7 @@ __all__ = [
     "ExactGradient",
     "exact",
     "transition",
+    "cd_theory",
     "sampling",
     "estimators",
     "training",

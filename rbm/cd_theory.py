@@ -37,8 +37,9 @@ from rbm._validation import as_float_array, check_positive_float, check_positive
 from rbm.exact import _check_distribution, all_states
 from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
+from rbm.transition import gibbs_transition_matrix
 
-__all__ = ["MAX_THEORY_UNITS", "expected_update", "update_jacobian", "cd_objective",
+__all__ = ["MAX_THEORY_UNITS", "second_eigenvalue", "expected_update", "update_jacobian", "cd_objective",
            "cd_objective_gradient", "dropped_term", "loop_integral", "fixed_point"]
 
 # Each function holds (2**n_visible, 2**n_hidden) complex numbers, and the Jacobian
@@ -139,6 +140,39 @@ def _complex_step(f, theta):
         x[j] += 1j * _STEP
         columns.append(np.imag(f(x)) / _STEP)
     return np.stack(columns, axis=-1)
+
+
+def second_eigenvalue(model):
+    r"""The second largest eigenvalue :math:`\lambda_2` of the visible Gibbs transition :math:`T`.
+
+    The chain is reversible with respect to :math:`p(v)`, so
+    :math:`D^{1/2} T D^{-1/2}` with :math:`D = \operatorname{diag}(p)` is
+    symmetric (and positive semi-definite, as :math:`T = AB` with
+    :math:`B` the reversed :math:`A`): all eigenvalues are real in
+    :math:`[0, 1]`, the largest is 1, and :math:`\lambda_2` sets how fast
+    :math:`qT^k` approaches :math:`p`, like :math:`\lambda_2^k`.
+
+    Parameters
+    ----------
+    model : RBM
+        At most ``MAX_THEORY_UNITS`` units in each layer.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> weak = RBM.random(4, 2, scale=0.1, rng=0)  # almost independent units: mixes at once
+    >>> bool(0.0 <= second_eigenvalue(weak) < 0.01)
+    True
+    """
+    _check(model, np.full(2**model.n_visible, 2.0**-model.n_visible), None)
+    T = gibbs_transition_matrix(model)
+    root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
+    symmetric = root[:, None] * T / root[None, :]
+    return float(np.linalg.eigvalsh((symmetric + symmetric.T) / 2)[-2])
 
 
 # -- the update field ---------------------------------------------------------------------

@@ -17,6 +17,7 @@ from rbm.cd_theory import (
     expected_update,
     fixed_point,
     loop_integral,
+    second_eigenvalue,
     update_jacobian,
 )
 from rbm.transition import cd_expected_gradient, gibbs_transition_matrix
@@ -188,3 +189,8 @@ def test_layers_beyond_the_limit_are_refused():
     big = RBM.random(2, MAX_THEORY_UNITS + 1, scale=0.1, rng=0)
     with pytest.raises(ValueError, match=f"n_hidden={MAX_THEORY_UNITS + 1}"):
         expected_update(big, np.full(4, 0.25), 1)
+
+
+def test_second_eigenvalue_is_that_of_the_transition_matrix(model):
+    eigenvalues = np.sort(np.linalg.eigvals(gibbs_transition_matrix(model)).real)
+    assert abs(second_eigenvalue(model) - eigenvalues[-2]) < 1e-12

@@ -17,8 +17,8 @@ LAYERS = {
     2: {"model", "symbolic"},
     3: {"_enumeration", "sampling"},
     4: {"exact", "pseudolikelihood"},
-    5: {"estimators", "transition", "cd_theory"},
-    6: {"ais", "_fused"},
+    5: {"estimators", "transition"},
+    6: {"ais", "_fused", "cd_theory"},
     7: {"training"},
     8: {"plotting"},
 }
