@@ -39,7 +39,7 @@ from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
 
-__all__ = ["MAX_THEORY_UNITS", "second_eigenvalue", "expected_update", "update_jacobian", "cd_objective",
+__all__ = ["MAX_THEORY_UNITS", "second_eigenvalue", "dobrushin_coefficient", "expected_update", "update_jacobian", "cd_objective",
            "cd_objective_gradient", "dropped_term", "loop_integral", "fixed_point"]
 
 # Each function holds (2**n_visible, 2**n_hidden) complex numbers, and the Jacobian
@@ -173,6 +173,42 @@ def second_eigenvalue(model):
     root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
     symmetric = root[:, None] * T / root[None, :]
     return float(np.linalg.eigvalsh((symmetric + symmetric.T) / 2)[-2])
+
+
+def dobrushin_coefficient(model):
+    r"""Dobrushin's contraction coefficient of the visible Gibbs transition :math:`T`.
+
+    .. math::
+        \delta(T) = \max_{v, v'} \tfrac12 \sum_{w} |T(v, w) - T(v', w)|,
+
+    the largest total-variation distance between two rows.  For any two
+    distributions :math:`a, b`, :math:`\mathrm{TV}(aT, bT) \le \delta(T)\,
+    \mathrm{TV}(a, b)`, so :math:`\mathrm{TV}(qT^k, p) \le \delta(T)^k\,
+    \mathrm{TV}(q, p)`.  As every entry of :math:`T` is positive,
+    :math:`\delta(T) < 1`, though it may be 1 to rounding.
+
+    Parameters
+    ----------
+    model : RBM
+        At most ``MAX_THEORY_UNITS`` units in each layer.
+
+    Returns
+    -------
+    float
+        In :math:`[0, 1]`.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> independent = RBM(W=np.zeros((3, 2)), b=np.ones(3), c=np.zeros(2))
+    >>> dobrushin_coefficient(independent)  # every row of T is p: one step mixes
+    0.0
+    """
+    _check(model, np.full(2**model.n_visible, 2.0**-model.n_visible), None)
+    T = gibbs_transition_matrix(model)
+    # TV(T_v, T_v') = 1 - sum_w min(T(v, w), T(v', w)), one row against all at a time
+    overlap = min(np.minimum(row[None, :], T).sum(axis=1).min() for row in T)
+    return float(max(0.0, 1.0 - overlap))
 
 
 # -- the update field ---------------------------------------------------------------------

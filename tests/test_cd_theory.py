@@ -13,6 +13,7 @@ from rbm.cd_theory import (
     MAX_THEORY_UNITS,
     cd_objective,
     cd_objective_gradient,
+    dobrushin_coefficient,
     dropped_term,
     expected_update,
     fixed_point,
@@ -194,3 +195,12 @@ def test_layers_beyond_the_limit_are_refused():
 def test_second_eigenvalue_is_that_of_the_transition_matrix(model):
     eigenvalues = np.sort(np.linalg.eigvals(gibbs_transition_matrix(model)).real)
     assert abs(second_eigenvalue(model) - eigenvalues[-2]) < 1e-12
+
+
+def test_dobrushin_coefficient_is_the_largest_distance_between_two_rows(model):
+    T = gibbs_transition_matrix(model)
+    brute = max(0.5 * np.abs(T[i] - T[j]).sum() for i in range(len(T)) for j in range(len(T)))
+    assert abs(dobrushin_coefficient(model) - brute) < 1e-14
+    # and it contracts: TV(aT, bT) <= delta TV(a, b) for two distributions
+    a, b = np.random.default_rng(0).dirichlet(np.ones(len(T)), size=2)
+    assert 0.5 * np.abs((a - b) @ T).sum() <= dobrushin_coefficient(model) * 0.5 * np.abs(a - b).sum()
