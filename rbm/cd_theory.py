@@ -142,6 +142,12 @@ def _complex_step(f, theta):
     return np.stack(columns, axis=-1)
 
 
+def _transition(model):
+    """The Gibbs transition matrix of a model within this module's limits."""
+    _check(model, np.full(2**model.n_visible, 2.0**-model.n_visible), None)
+    return gibbs_transition_matrix(model)
+
+
 def second_eigenvalue(model):
     r"""The second largest eigenvalue :math:`\lambda_2` of the visible Gibbs transition :math:`T`.
 
@@ -168,8 +174,7 @@ def second_eigenvalue(model):
     >>> bool(0.0 <= second_eigenvalue(weak) < 0.01)
     True
     """
-    _check(model, np.full(2**model.n_visible, 2.0**-model.n_visible), None)
-    T = gibbs_transition_matrix(model)
+    T = _transition(model)
     root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
     symmetric = root[:, None] * T / root[None, :]
     return float(np.linalg.eigvalsh((symmetric + symmetric.T) / 2)[-2])
@@ -190,7 +195,7 @@ def dobrushin_coefficient(model):
     Parameters
     ----------
     model : RBM
-        At most ``MAX_THEORY_UNITS`` units in each layer.
+        As in :func:`second_eigenvalue`.
 
     Returns
     -------
@@ -204,8 +209,7 @@ def dobrushin_coefficient(model):
     >>> dobrushin_coefficient(independent)  # every row of T is p: one step mixes
     0.0
     """
-    _check(model, np.full(2**model.n_visible, 2.0**-model.n_visible), None)
-    T = gibbs_transition_matrix(model)
+    T = _transition(model)
     # TV(T_v, T_v') = 1 - sum_w min(T(v, w), T(v', w)), one row against all at a time
     overlap = min(np.minimum(row[None, :], T).sum(axis=1).min() for row in T)
     return float(max(0.0, 1.0 - overlap))
