@@ -18,7 +18,7 @@ LAYERS = {
     3: {"_enumeration", "sampling"},
     4: {"exact", "pseudolikelihood"},
     5: {"estimators", "transition"},
-    6: {"ais", "_fused", "cd_theory"},
+    6: {"ais", "_fused", "cd_theory", "tempering"},
     7: {"training"},
     8: {"plotting"},
 }

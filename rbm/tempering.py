@@ -1,0 +1,152 @@
+r"""Parallel tempering on the visible states, with its exact transition matrix.
+
+Parallel tempering runs :math:`R` chains at once, replica :math:`r` on the
+tempered model :math:`p_{\beta_r}(v, h) \propto e^{-\beta_r E(v, h)}` with
+:math:`1 = \beta_1 > \beta_2 > \dots > \beta_R \ge 0`.  One step is a block
+Gibbs step in every replica, then, for each neighbouring pair
+:math:`(r, r+1)` in turn, a proposal to exchange their visible states,
+accepted with the Metropolis probability
+
+.. math::
+    a = \min\Big(1, \frac{\tilde p_r(v_{r+1})\,\tilde p_{r+1}(v_r)}
+                        {\tilde p_r(v_r)\,\tilde p_{r+1}(v_{r+1})}\Big),
+    \qquad \tilde p_\beta(v) = e^{-F_\beta(v)},
+
+with :math:`F_\beta` the free energy of the tempered model.  Each part
+leaves the product :math:`\prod_r p_{\beta_r}(v_r)` invariant, so the
+replica at :math:`\beta = 1` samples the model, while the hot replicas,
+whose chains mix fast, carry it between modes.  For a small model the
+whole step is a matrix on the :math:`2^{R\,n_\text{visible}}` joint states
+of the replicas: :func:`tempering_transition_matrix`.
+"""
+
+import numpy as np
+
+from rbm._validation import as_float_array, check_enumeration_size
+from rbm.exact import all_states
+from rbm.model import RBM, check_model
+from rbm.transition import gibbs_transition_matrix
+
+__all__ = ["MAX_TEMPERING_BITS", "tempered", "tempering_transition_matrix"]
+
+# The matrix has (2**(R n_visible))**2 entries: at 12 bits, 128 MiB, and its
+# eigenvalues take about a minute; the book uses 8.
+MAX_TEMPERING_BITS = 12
+
+
+def tempered(model, beta):
+    r"""The model at inverse temperature :math:`\beta`: :math:`p_\beta \propto e^{-\beta E}`.
+
+    Parameters
+    ----------
+    model : RBM
+    beta : float
+        In :math:`[0, 1]`.
+
+    Returns
+    -------
+    RBM
+        With parameters :math:`\beta W`, :math:`\beta b`, :math:`\beta c`.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> hot = tempered(RBM.random(3, 2, scale=1.0, rng=0), 0.0)
+    >>> float(abs(hot.W).max())
+    0.0
+    """
+    check_model(model)
+    beta = _check_beta(beta, "beta")
+    return RBM(beta * model.W, beta * model.b, beta * model.c)
+
+
+def _check_beta(beta, name):
+    if isinstance(beta, bool) or not np.isscalar(beta) or not np.isreal(beta):
+        raise TypeError(f"{name} must be a real number, got {type(beta).__name__}")
+    beta = float(beta)
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {beta}")
+    return beta
+
+
+def _check_betas(betas):
+    betas = as_float_array(betas, "betas")
+    if betas.ndim != 1 or betas.size < 1:
+        raise ValueError(f"betas must be a 1-d array with at least one entry, got shape "
+                         f"{betas.shape}")
+    if betas[0] != 1.0 or np.any(np.diff(betas) >= 0) or betas[-1] < 0:
+        raise ValueError(f"betas must start at 1 and decrease strictly to a value >= 0, "
+                         f"got {betas.tolist()}")
+    return betas
+
+
+def tempering_transition_matrix(model, betas):
+    r"""The exact transition matrix of one step of parallel tempering.
+
+    .. math::
+        K = \Big(\bigotimes_{r=1}^{R} T_{\beta_r}\Big)\, S_{1,2}\, S_{2,3} \cdots S_{R-1,R},
+
+    with :math:`T_\beta` the visible Gibbs transition of the tempered model
+    (:func:`rbm.transition.gibbs_transition_matrix`) and :math:`S_{r,r+1}`
+    the Metropolis exchange of the states of replicas :math:`r` and
+    :math:`r+1` (see the module notes).  Its stationary distribution is
+    :math:`\prod_r p_{\beta_r}(v_r)`.  The chain is not reversible (a
+    product of reversible steps in a fixed order), so its eigenvalues may be
+    complex.
+
+    Parameters
+    ----------
+    model : RBM
+        With ``R * n_visible <= MAX_TEMPERING_BITS``.
+    betas : array_like of shape (R,)
+        Inverse temperatures, :math:`\beta_1 = 1 > \beta_2 > \dots \ge 0`.
+
+    Returns
+    -------
+    ndarray of shape (2**(R * n_visible), 2**(R * n_visible))
+        Row-stochastic.  The joint state :math:`(v_1, \dots, v_R)` has index
+        :math:`\sum_r i(v_r)\, 2^{(R - r)\, n_\text{visible}}`, with
+        :math:`i(v)` the index of :func:`rbm.exact.all_states`: replica 1 is
+        the most significant.
+
+    Raises
+    ------
+    ValueError
+        If the joint states are too many or `betas` is not as above.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> from rbm.transition import gibbs_transition_matrix
+    >>> model = RBM.random(2, 2, scale=2.0, rng=0)
+    >>> K = tempering_transition_matrix(model, [1.0])  # one replica: plain Gibbs
+    >>> bool(np.abs(K - gibbs_transition_matrix(model)).max() < 1e-15)
+    True
+    """
+    check_model(model)
+    betas = _check_betas(betas)
+    n_replicas, n_visible = len(betas), model.n_visible
+    check_enumeration_size(n_replicas * n_visible,
+                           f"tempering_transition_matrix with {n_replicas} replicas of "
+                           f"{n_visible} visible units", limit=MAX_TEMPERING_BITS)
+    models = [tempered(model, beta) for beta in betas]
+    K = np.ones((1, 1))
+    for m in models:
+        K = np.kron(K, gibbs_transition_matrix(m))
+    V = all_states(n_visible)
+    log_weight = np.array([-m.free_energy(V) for m in models])      # (R, 2**n_visible)
+    n_states = 2**n_visible
+    replica_state = np.array(np.unravel_index(np.arange(n_states**n_replicas),
+                                              (n_states,) * n_replicas))   # (R, N)
+    place = n_states ** np.arange(n_replicas - 1, -1, -1)
+    for r in range(n_replicas - 1):
+        x, y = replica_state[r], replica_state[r + 1]
+        log_ratio = (log_weight[r, y] + log_weight[r + 1, x]
+                     - log_weight[r, x] - log_weight[r + 1, y])
+        accept = np.exp(np.minimum(log_ratio, 0.0))
+        swapped = np.arange(len(x)) + (y - x) * place[r] + (x - y) * place[r + 1]
+        # K S: the mass K sends to s moves on to swap(s) with probability a(s)
+        moved = K * accept[None, :]
+        K = K - moved
+        np.add.at(K.T, swapped, moved.T)
+    return K
