@@ -11,6 +11,8 @@ transition
 cd_theory
     What CD-k optimises: its objective, the term it drops, the Jacobian of
     its expected update, loop integrals and fixed points.
+tempering
+    Parallel tempering's exact transition matrix on a few replicas.
 special
     Stable softplus, sigmoid and log-sum-exp.
 symbolic
@@ -31,8 +33,8 @@ pseudolikelihood
     The exact and the one-bit stochastic pseudo-log-likelihood.
 """
 
-from rbm import (ais, cd_theory, datasets, estimators, exact, pseudolikelihood, sampling, training,
-                 transition)
+from rbm import (ais, cd_theory, datasets, estimators, exact, pseudolikelihood, sampling,
+                 tempering, training, transition)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -48,6 +50,7 @@ __all__ = [
     "exact",
     "transition",
     "cd_theory",
+    "tempering",
     "sampling",
     "estimators",
     "training",
