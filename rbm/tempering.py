@@ -98,8 +98,9 @@ def tempering_transition_matrix(model, betas):
     ----------
     model : RBM
         With ``R * n_visible <= MAX_TEMPERING_BITS``.
-    betas : array_like of shape (R,)
-        Inverse temperatures, :math:`\beta_1 = 1 > \beta_2 > \dots \ge 0`.
+    betas : array_like of shape (n_replicas,)
+        Inverse temperatures, :math:`\beta_1 = 1 > \beta_2 > \dots \ge 0`, one per replica
+        (:math:`R` of them).
 
     Returns
     -------
