@@ -12,7 +12,8 @@ cd_theory
     What CD-k optimises: its objective, the term it drops, the Jacobian of
     its expected update, loop integrals and fixed points.
 tempering
-    Parallel tempering's exact transition matrix on a few replicas.
+    Parallel tempering: its exact transition matrix on a few replicas, and
+    persistent tempering chains for training (TemperedPCD).
 special
     Stable softplus, sigmoid and log-sum-exp.
 symbolic

@@ -20,14 +20,25 @@ whole step is a matrix on the :math:`2^{R\,n_\text{visible}}` joint states
 of the replicas: :func:`tempering_transition_matrix`.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
-from rbm._validation import as_float_array, check_enumeration_size
+from rbm._validation import (
+    as_float_array,
+    check_array_size,
+    check_bool,
+    check_enumeration_size,
+    check_positive_int,
+)
+from rbm.estimators import _checked, _difference
 from rbm.exact import all_states
 from rbm.model import RBM, check_model
+from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h
+from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
 
-__all__ = ["MAX_TEMPERING_BITS", "tempered", "tempering_transition_matrix"]
+__all__ = ["MAX_TEMPERING_BITS", "tempered", "tempering_transition_matrix", "TemperedPCD"]
 
 # The matrix has (2**(R n_visible))**2 entries: at 12 bits, 128 MiB, and its
 # eigenvalues take about a minute; the book uses 8.
@@ -151,3 +162,107 @@ def tempering_transition_matrix(model, betas):
         K = K - moved
         np.add.at(K.T, swapped, moved.T)
     return K
+
+
+def _free_energy(params, v):
+    """F(v) for checked rows `v` and parameters with attributes W, b, c (no checks)."""
+    return -(v @ params.b) - softplus(v @ params.W + params.c).sum(axis=1)
+
+
+class TemperedPCD:
+    r"""Persistent CD whose chains are the cold replicas of parallel tempering.
+
+    Every persistent chain has a replica at each inverse temperature of
+    `betas`.  Each call of :meth:`gradient` advances every replica by ``k``
+    block Gibbs steps of its tempered model, then proposes to exchange the
+    states of neighbouring replicas, pair by pair, with the Metropolis
+    probability of the module notes, and uses the replicas at
+    :math:`\beta = 1` for the model term, as :class:`~rbm.estimators.PCD`
+    uses its chains.  This is the tempered estimator of Desjardins et al. (2010)
+    in its simplest form (a fixed ladder of temperatures); see
+    :func:`tempering_transition_matrix` for the exact kernel of one step.
+
+    Parameters
+    ----------
+    n_chains : int
+        Persistent chains, each with one replica per temperature.
+    betas : array_like of shape (n_replicas,)
+        Inverse temperatures, :math:`\beta_1 = 1 > \beta_2 > \dots \ge 0`.
+    k : int, default 1
+        Gibbs steps of every replica per call.
+    use_probabilities : bool, default True
+        As in :class:`~rbm.estimators.CD`.
+
+    Attributes
+    ----------
+    chains : ndarray of shape (n_replicas, n_chains, n_visible) or None
+        The replicas' visible states, row 0 at :math:`\beta = 1`; ``None``
+        until the first call, which starts every replica at rows of the data.
+    accepted : ndarray of shape (n_replicas - 1,)
+        See the property below.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> pt = TemperedPCD(n_chains=10, betas=[1.0, 0.5])
+    >>> g = pt.gradient(RBM.random(4, 3, scale=0.5, rng=0), [[1, 0, 1, 0], [0, 1, 0, 1]], rng=1)
+    >>> pt.chains.shape
+    (2, 10, 4)
+    """
+
+    def __init__(self, n_chains, betas, k=1, *, use_probabilities=True):
+        self.n_chains = check_positive_int(n_chains, "n_chains")
+        self.betas = _check_betas(betas)
+        check_array_size(self.n_chains * len(self.betas), f"n_chains={self.n_chains} chains "
+                         f"of {len(self.betas)} replicas")
+        self.k = check_positive_int(k, "k")
+        self.use_probabilities = check_bool(use_probabilities, "use_probabilities")
+        self.chains = None
+        self._proposed = 0
+        self._accepted = np.zeros(len(self.betas) - 1)
+
+    def __repr__(self):
+        return (f"TemperedPCD(n_chains={self.n_chains}, betas={self.betas.tolist()}, "
+                f"k={self.k}, use_probabilities={self.use_probabilities})")
+
+    @property
+    def accepted(self):
+        """The fraction of accepted exchanges per neighbouring pair, over all calls so far."""
+        return self._accepted / max(self._proposed, 1)
+
+    def gradient(self, model, data, *, rng):
+        r"""Advance every replica, exchange neighbours, and return the estimate of the cold chains.
+
+        Parameters
+        ----------
+        model, data, rng
+            As in :meth:`rbm.estimators.PCD.gradient`.
+
+        Returns
+        -------
+        Gradient
+        """
+        v0, rng = _checked(model, data, rng)
+        if self.chains is None:
+            self.chains = v0[rng.integers(0, len(v0), size=(len(self.betas), self.n_chains))]
+        elif self.chains.shape[2] != model.n_visible:
+            raise ValueError(f"model has n_visible={model.n_visible}, but the persistent chains "
+                             f"have {self.chains.shape[2]} visible units")
+        # The sampling kernels read W, b, c only: the tempered parameters need no checked RBM.
+        models = [SimpleNamespace(W=beta * model.W, b=beta * model.b, c=beta * model.c)
+                  for beta in self.betas]
+        for r, m in enumerate(models):
+            self.chains[r] = _gibbs_steps(m, self.chains[r], self.k, rng)
+        for r in range(len(models) - 1):
+            x, y = self.chains[r], self.chains[r + 1]
+            log_ratio = (_free_energy(models[r], x) + _free_energy(models[r + 1], y)
+                         - _free_energy(models[r], y) - _free_energy(models[r + 1], x))
+            swap = rng.random(self.n_chains) < np.exp(np.minimum(log_ratio, 0.0))
+            x[swap], y[swap] = y[swap].copy(), x[swap].copy()
+            self._accepted[r] += swap.mean()
+        self._proposed += 1
+        cold = self.chains[0]
+        p0, pk = _prob_h(model, v0), _prob_h(model, cold)
+        if self.use_probabilities:
+            return _difference(v0, p0, cold, pk)
+        return _difference(v0, _bernoulli(p0, rng), cold, _bernoulli(pk, rng))

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rbm import RBM, exact
-from rbm.tempering import MAX_TEMPERING_BITS, tempered, tempering_transition_matrix
+from rbm.tempering import (MAX_TEMPERING_BITS, TemperedPCD, tempered,
+                           tempering_transition_matrix)
 from rbm.transition import gibbs_transition_matrix
 
 
@@ -63,3 +64,38 @@ def test_bad_beta_and_too_many_states_are_refused(model):
         tempered(model, "1")
     with pytest.raises(ValueError, match=f"beyond the limit of 2\\*\\*{MAX_TEMPERING_BITS}"):
         tempering_transition_matrix(model, np.linspace(1, 0, 5))
+
+
+def test_tempered_pcd_with_one_temperature_is_pcd(model):
+    from rbm.estimators import PCD
+    data = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0]])
+    pcd, pt = PCD(7, 2), TemperedPCD(7, [1.0], k=2)
+    rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
+    for _ in range(3):
+        a, b = pcd.gradient(model, data, rng=rng_a), pt.gradient(model, data, rng=rng_b)
+        assert np.array_equal(a.flat(), b.flat())
+    assert np.array_equal(pcd.chains, pt.chains[0])
+
+
+def test_the_cold_replicas_sample_the_model(model):
+    """Frozen model, 4000 independent chains after 60 calls: z-tests at family-wise 0.01."""
+    from rbm.checks import check_mean
+    two_modes = RBM(W=np.full((3, 1), 5.0), b=np.full(3, -2.5), c=np.array([-7.5]))
+    pt = TemperedPCD(4000, [1.0, 0.6, 0.2])
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        pt.gradient(two_modes, [[0, 0, 0]], rng=rng)    # every chain starts in one mode
+    one_hot = np.eye(8)[exact.state_index(pt.chains[0])]
+    check_mean(one_hot, exact.visible_distribution(two_modes), 0.01, "cold replicas")
+    assert np.all(pt.accepted > 0.05)
+
+
+def test_tempered_pcd_refuses_bad_input(model):
+    with pytest.raises(ValueError, match="betas must start at 1"):
+        TemperedPCD(5, [0.5, 0.2])
+    with pytest.raises(ValueError, match="n_chains must be >= 1"):
+        TemperedPCD(0, [1.0])
+    pt = TemperedPCD(5, [1.0, 0.5])
+    pt.gradient(model, [[1, 0, 1]], rng=0)
+    with pytest.raises(ValueError, match="model has n_visible=4, but the persistent chains"):
+        pt.gradient(RBM.random(4, 2, rng=0), [[1, 0, 1, 0]], rng=0)
