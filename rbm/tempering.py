@@ -198,8 +198,6 @@ class TemperedPCD:
     chains : ndarray of shape (n_replicas, n_chains, n_visible) or None
         The replicas' visible states, row 0 at :math:`\beta = 1`; ``None``
         until the first call, which starts every replica at rows of the data.
-    accepted : ndarray of shape (n_replicas - 1,)
-        See the property below.
 
     Examples
     --------
