@@ -170,7 +170,7 @@ def second_eigenvalue(model):
     Examples
     --------
     >>> from rbm import RBM
-    >>> weak = RBM.random(4, 2, scale=0.1, rng=0)  # almost independent units: mixes at once
+    >>> weak = RBM.random(4, 2, scale=0.1, rng=0)  # nearly independent units
     >>> bool(0.0 <= second_eigenvalue(weak) < 0.01)
     True
     """
@@ -206,7 +206,7 @@ def dobrushin_coefficient(model):
     --------
     >>> from rbm import RBM
     >>> independent = RBM(W=np.zeros((3, 2)), b=np.ones(3), c=np.zeros(2))
-    >>> dobrushin_coefficient(independent)  # every row of T is p: one step mixes
+    >>> dobrushin_coefficient(independent)  # every row of T is p
     0.0
     """
     T = _transition(model)
@@ -269,7 +269,8 @@ def expected_update(model, q, k, *, weight_decay=0.0):
     >>> model = RBM.random(3, 2, scale=1.0, bias_scale=0.5, rng=0)
     >>> q = exact.empirical_distribution([[1, 0, 1], [0, 1, 1]])
     >>> ml = expected_update(model, q, None)
-    >>> bool((ml - exact.gradient(model, [[1, 0, 1], [0, 1, 1]])).max_abs() < 1e-14)
+    >>> exact_ml = exact.gradient(model, [[1, 0, 1], [0, 1, 1]])
+    >>> bool((ml - exact_ml).max_abs() < 1e-14)
     True
     """
     q, k = _check(model, q, k)
@@ -352,7 +353,8 @@ def cd_objective(model, q, k):
     >>> value = cd_objective(model, q, 1)
     >>> from rbm.transition import gibbs_transition_matrix
     >>> r = q @ gibbs_transition_matrix(model)
-    >>> bool(abs(value - (exact.kl_divergence(q, model) - exact.kl_divergence(r, model))) < 1e-12)
+    >>> kl = exact.kl_divergence
+    >>> bool(abs(value - (kl(q, model) - kl(r, model))) < 1e-12)
     True
     """
     q, k = _check(model, q, check_positive_int(k, "k"))

@@ -131,7 +131,7 @@ def tempering_transition_matrix(model, betas):
     >>> from rbm import RBM
     >>> from rbm.transition import gibbs_transition_matrix
     >>> model = RBM.random(2, 2, scale=2.0, rng=0)
-    >>> K = tempering_transition_matrix(model, [1.0])  # one replica: plain Gibbs
+    >>> K = tempering_transition_matrix(model, [1.0])  # plain Gibbs
     >>> bool(np.abs(K - gibbs_transition_matrix(model)).max() < 1e-15)
     True
     """
@@ -203,7 +203,8 @@ class TemperedPCD:
     --------
     >>> from rbm import RBM
     >>> pt = TemperedPCD(n_chains=10, betas=[1.0, 0.5])
-    >>> g = pt.gradient(RBM.random(4, 3, scale=0.5, rng=0), [[1, 0, 1, 0], [0, 1, 0, 1]], rng=1)
+    >>> model = RBM.random(4, 3, scale=0.5, rng=0)
+    >>> g = pt.gradient(model, [[1, 0, 1, 0], [0, 1, 0, 1]], rng=1)
     >>> pt.chains.shape
     (2, 10, 4)
     """
