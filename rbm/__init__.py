@@ -23,7 +23,8 @@ sampling
     Block Gibbs steps, chains and many-chain sampling of the model.
 estimators
     Gradient estimators with one method, ``gradient(model, data, *, rng)``:
-    :class:`CD` (CD-k), :class:`PCD` (persistent CD) and :class:`ExactGradient`.
+    :class:`CD` (CD-k), :class:`PCD` (persistent CD), :class:`FastPCD` (with fast
+    weights) and :class:`ExactGradient`.
 training
     Mini-batch gradient ascent with any estimator, tracking the exact likelihood.
 datasets
