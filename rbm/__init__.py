@@ -8,6 +8,12 @@ exact
     Exact log Z, likelihoods, distributions, KL and gradients by enumeration.
 transition
     The exact Gibbs transition and the exact expectation of the CD-k estimate.
+cd_theory
+    What CD-k optimises: its objective, the term it drops, the Jacobian of
+    its expected update, loop integrals and fixed points.
+tempering
+    Parallel tempering: its exact transition matrix on a few replicas, and
+    persistent tempering chains for training (TemperedPCD).
 special
     Stable softplus, sigmoid and log-sum-exp.
 symbolic
@@ -17,7 +23,8 @@ sampling
     Block Gibbs steps, chains and many-chain sampling of the model.
 estimators
     Gradient estimators with one method, ``gradient(model, data, *, rng)``:
-    :class:`CD` (CD-k), :class:`PCD` (persistent CD) and :class:`ExactGradient`.
+    :class:`CD` (CD-k), :class:`PCD` (persistent CD), :class:`FastPCD` (with fast
+    weights) and :class:`ExactGradient`.
 training
     Mini-batch gradient ascent with any estimator, tracking the exact likelihood.
 datasets
@@ -34,8 +41,8 @@ units
     and its exact log Z, log-likelihood and gradient.
 """
 
-from rbm import (ais, curvature, datasets, estimators, exact, pseudolikelihood, sampling,
-                 training, transition, units)
+from rbm import (ais, cd_theory, curvature, datasets, estimators, exact, pseudolikelihood,
+                 sampling, tempering, training, transition, units)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -50,6 +57,8 @@ __all__ = [
     "ExactGradient",
     "exact",
     "transition",
+    "cd_theory",
+    "tempering",
     "sampling",
     "estimators",
     "training",

@@ -14,8 +14,10 @@ between calls (persistent CD).  Both return a :class:`~rbm.model.Gradient` in th
 ascent direction.
 
 Every estimator here is an object with one method, ``gradient(model, data, *,
-rng) -> Gradient``: :class:`CD`, :class:`PCD` and :class:`ExactGradient` (the
-exact gradient, for comparison and for training small models exactly).
+rng) -> Gradient``: :class:`CD`, :class:`PCD`, :class:`FastPCD` (persistent
+chains that sample the model plus decaying fast weights) and
+:class:`ExactGradient` (the exact gradient, for comparison and for training
+small models exactly).
 :func:`rbm.training.train` accepts any object with that method.
 
 The **hidden statistic** can be the sampled :math:`h` or its conditional
@@ -31,6 +33,8 @@ layers): its chains alternate the layers' own conditionals, and its estimates
 are :class:`~rbm.units.LayeredGradient` objects with one field per parameter.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from rbm import units
@@ -38,6 +42,7 @@ from rbm._validation import (
     check_array_size,
     check_binary,
     check_bool,
+    check_positive_float,
     check_positive_int,
     check_rng,
 )
@@ -45,7 +50,7 @@ from rbm.exact import gradient as exact_gradient
 from rbm.model import Gradient, check_model
 from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
 
-__all__ = ["CD", "PCD", "ExactGradient"]
+__all__ = ["CD", "PCD", "FastPCD", "ExactGradient"]
 
 
 _INITS = ("data", "uniform")
@@ -266,6 +271,93 @@ class PCD:
                 f"{self.chains.shape[1]} visible units"
             )
         return self.chains
+
+
+class FastPCD(PCD):
+    r"""Persistent CD with fast weights: the chains sample a model pushed away from their states.
+
+    Besides the model's parameters :math:`\theta`, the estimator keeps fast
+    parameters :math:`\phi` of the same shape, and advances its chains
+    under :math:`\theta + \phi` instead of :math:`\theta`.  After each
+    estimate :math:`\hat g`,
+
+    .. math:: \phi \leftarrow \rho\, \phi + \eta_\text{fast}\, \hat g ,
+
+    so :math:`\phi` follows recent estimates and decays by :math:`\rho` per
+    call.  As :math:`\hat g` lowers the probability of the states the chains
+    sit in, the fast parameters push the chains out of them, and the chains
+    explore faster than the model changes (Tieleman and Hinton, 2009).  The
+    estimate itself is that of :class:`PCD`, with the statistics of the
+    model :math:`\theta`.
+
+    Parameters
+    ----------
+    n_chains, k, use_probabilities, init
+        As in :class:`PCD`.
+    fast_learning_rate : float
+        :math:`\eta_\text{fast} \ge 0`; with 0 this is :class:`PCD`.
+    fast_decay : float, default 0.95
+        :math:`\rho \in [0, 1]`.
+
+    Attributes
+    ----------
+    chains : ndarray of shape (n_chains, n_visible) or None
+        As in :class:`PCD`.
+    fast : Gradient or None
+        The fast parameters :math:`\phi`; ``None`` until the first call.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> fpcd = FastPCD(10, fast_learning_rate=1.0)
+    >>> g = fpcd.gradient(RBM.random(4, 3, scale=0.5, rng=0), [[1, 0, 1, 0]], rng=1)
+    >>> bool((fpcd.fast - g).max_abs() == 0)  # after one call: phi = 1.0 * g
+    True
+    """
+
+    def __init__(self, n_chains, k=1, *, fast_learning_rate, fast_decay=0.95,
+                 use_probabilities=True, init="data"):
+        super().__init__(n_chains, k, use_probabilities=use_probabilities, init=init)
+        self.fast_learning_rate = check_positive_float(fast_learning_rate, "fast_learning_rate",
+                                                       allow_zero=True)
+        self.fast_decay = check_positive_float(fast_decay, "fast_decay", allow_zero=True)
+        if self.fast_decay > 1:
+            raise ValueError(f"fast_decay must lie in [0, 1], got {self.fast_decay}")
+        self.fast = None
+
+    def __repr__(self):
+        return (f"FastPCD(n_chains={self.n_chains}, k={self.k}, "
+                f"fast_learning_rate={self.fast_learning_rate}, fast_decay={self.fast_decay}, "
+                f"use_probabilities={self.use_probabilities}, init={self.init!r})")
+
+    def gradient(self, model, data, *, rng):
+        r"""Advance the chains under the model plus the fast parameters; return the PCD estimate.
+
+        Parameters
+        ----------
+        model, data, rng
+            As in :meth:`PCD.gradient`.
+
+        Returns
+        -------
+        Gradient
+        """
+        v0, rng = _checked(model, data, rng)
+        start = self._start(model, v0, rng)
+        if self.fast is None or self.fast.W.shape != model.W.shape:
+            self.fast = Gradient(np.zeros_like(model.W), np.zeros_like(model.b),
+                                 np.zeros_like(model.c))
+        # The sampling kernels read W, b and c only.
+        shifted = SimpleNamespace(W=model.W + self.fast.W, b=model.b + self.fast.b,
+                                  c=model.c + self.fast.c)
+        self.chains = _gibbs_steps(shifted, start, self.k, rng)
+        p0, pk = _prob_h(model, v0), _prob_h(model, self.chains)
+        if self.use_probabilities:
+            g = _difference(v0, p0, self.chains, pk)
+        else:
+            g = _difference(v0, _bernoulli(p0, rng), self.chains, _bernoulli(pk, rng))
+        self.fast = self.fast_decay * self.fast + self.fast_learning_rate * g
+        return g
 
 
 class ExactGradient:

@@ -8,7 +8,8 @@ from scipy import stats
 
 from rbm import RBM, Gradient, exact
 from rbm.transition import cd_expected_gradient
-from rbm.estimators import CD, PCD, ExactGradient
+from rbm.estimators import CD, PCD, ExactGradient, FastPCD
+from rbm.training import train
 from rbm.sampling import gibbs_chain
 from conftest import MODEL_DATA as DATA
 
@@ -272,3 +273,37 @@ def test_one_fused_training_update_is_the_replayed_estimate_times_the_rate(model
         np.testing.assert_allclose(getattr(trained, field),
                                    getattr(model, field) + eta * getattr(grad, field),
                                    rtol=0, atol=1e-13)
+
+
+def test_fast_pcd_without_fast_weights_is_pcd():
+    model = RBM.random(4, 3, scale=1.0, rng=0)
+    data = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]])
+    pcd, fast = PCD(6, 2), FastPCD(6, 2, fast_learning_rate=0.0)
+    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
+    for _ in range(3):
+        assert np.array_equal(pcd.gradient(model, data, rng=rng_a).flat(),
+                              fast.gradient(model, data, rng=rng_b).flat())
+
+
+def test_fast_weights_follow_the_estimates_and_decay():
+    model = RBM.random(4, 3, scale=1.0, rng=0)
+    data = np.array([[1, 0, 1, 0], [0, 1, 0, 1]])
+    fast = FastPCD(5, fast_learning_rate=0.7, fast_decay=0.9)
+    rng = np.random.default_rng(0)
+    g1 = fast.gradient(model, data, rng=rng)
+    g2 = fast.gradient(model, data, rng=rng)
+    assert (fast.fast - (0.9 * 0.7 * g1 + 0.7 * g2)).max_abs() < 1e-15
+    # and training uses them (the general loop, not the fused PCD stepper)
+    trained = FastPCD(5, fast_learning_rate=0.7)
+    train(model.copy(), data, trained, learning_rate=0.1, epochs=3, batch_size=2,
+                       rng=0)
+    assert trained.fast is not None and trained.fast.max_abs() > 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"fast_learning_rate": -1.0}, "fast_learning_rate must be finite and >= 0"),
+    ({"fast_learning_rate": 1.0, "fast_decay": 1.5}, r"fast_decay must lie in \[0, 1\]"),
+])
+def test_fast_pcd_refuses_bad_rates(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FastPCD(5, **kwargs)

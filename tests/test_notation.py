@@ -4,7 +4,8 @@ reference/notation.md fixes the book's symbols. Most of its rules need a
 reader (is this a_j with or without c_j?), but some are mechanical, and this
 test enforces those in every chapter's text and printed output:
 
-- the learning rate is eta, never epsilon (ch02 once used both);
+- the learning rate is eta, never epsilon (ch02 once used both; epsilon stays
+  free for other quantities);
 - visible vectors are v, never x (ch08 once switched);
 - vectors are columns, so an outer product is written v h^T, never (v, 1)^T (h, 1);
 - KL(q || p) is the divergence "of the model from the data distribution";
@@ -26,8 +27,12 @@ NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 QUOTES_SOURCES = {"07_pitfalls"}
 
 RULES = {
+    # epsilon is free for other uses (a machine epsilon, a mixing share); as a
+    # step it multiplies a gradient or is called the learning rate
     "learning rate written epsilon (use eta)": (
-        re.compile(r"\\(var)?epsilon|\beps\s*=|\bepsilon\b"), QUOTES_SOURCES),
+        re.compile(r"\\(var)?epsilon\s*\\(nabla|partial|frac\{\\partial)"
+                   r"|(learning rate|step size),?\s*\$\\(var)?epsilon"
+                   r"|\beps\s*=\s*[-+.\deE]+\s+change"), QUOTES_SOURCES),
     "visible vector written x (use v)": (
         re.compile(r"\\mathbf\{x\}|\\bx\b"), QUOTES_SOURCES),
     "outer product written as a row times a column": (
@@ -73,9 +78,10 @@ def test_no_escaped_bar_inside_table_math(page):
 def test_the_rules_catch_what_they_are_for():
     samples = {
         "learning rate written epsilon (use eta)": r"a step $\epsilon\nabla\ell$",
+        "learning rate written epsilon (use eta) ": "learning rate $\\varepsilon = 0.1$",
         "visible vector written x (use v)": r"$p(\mathbf{x})$",
         "outer product written as a row times a column": r"$(\bv, 1)^\top (\bh, 1)$",
         "KL phrased from the data to the model": "the KL divergence from the data distribution to the model",
     }
     for rule, sample in samples.items():
-        assert RULES[rule][0].search(sample), rule
+        assert RULES[rule.strip()][0].search(sample), rule

@@ -18,7 +18,7 @@ LAYERS = {
     3: {"_enumeration", "sampling"},
     4: {"exact", "pseudolikelihood", "units"},
     5: {"estimators", "transition", "curvature"},
-    6: {"ais", "_fused"},
+    6: {"ais", "_fused", "cd_theory", "tempering"},
     7: {"training"},
     8: {"plotting"},
 }
