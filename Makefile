@@ -18,7 +18,7 @@ help:
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
-	@echo "make digits   retrain chapter 10's digit models and AIS runs (about 15 minutes)"
+	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -63,7 +63,7 @@ $(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.run_all
 
-# Chapter 10 reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
+# chapters/10_digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
 digits: $(STAMP)
 	$(PY) tools/train_digits.py
 

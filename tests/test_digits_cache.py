@@ -1,6 +1,6 @@
-"""Chapter 10 reads trained models and AIS results from chapters/data; they cannot drift.
+"""chapters/10_digits_full_size reads trained models and AIS results from chapters/data; they cannot drift.
 
-``tools/train_digits.py`` (``make digits``) writes them in about 15 minutes.
+``tools/train_digits.py`` (``make digits``) writes them in about 19 minutes of one core.
 These tests re-derive cheap parts of that run with the script's own code
 and compare with what is committed: the first measured segment of all nine
 training runs, the final exact values of the models whose log Z takes under

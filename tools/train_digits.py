@@ -1,4 +1,4 @@
-"""Train chapter 10's full-size digit models once and write what the chapter reads.
+"""Train the full-size digit models of chapters/10_digits_full_size once and write what the chapter reads.
 
 Usage: python tools/train_digits.py [OUTPUT_DIR]     (behind `make digits`)
 
@@ -16,7 +16,7 @@ from three bases and three schedule lengths, and reverse AIS.  Writes
 Everything is seeded, single-threaded, and uses only :mod:`rbm`, so a run
 on any machine gives the same numbers up to floating-point rounding
 (``tests/test_digits_cache.py`` re-derives the first part of every run and
-compares).  About 15 minutes on one core; memory stays under 300 MiB (the
+compares).  About 19 minutes of one core; memory stays under 300 MiB (the
 largest array is the exact hidden distribution of a 784 x 20 model, 8 MiB,
 plus the exact enumeration's blocks).
 """
