@@ -25,7 +25,7 @@ td = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(td)
 
 # Relative tolerance: the same code on another machine may round differently
-# (BLAS kernels), never by more than this over a few hundred updates.
+# (BLAS kernels), never by more than this over one segment of training.
 RTOL = 1e-9
 
 
