@@ -11,13 +11,14 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
+	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -61,6 +62,10 @@ $(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
 
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.run_all
+
+# chapters/10_digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
+digits: $(STAMP)
+	$(PY) tools/train_digits.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)

@@ -1,0 +1,134 @@
+"""chapters/10_digits_full_size reads trained models and AIS results from chapters/data; they cannot drift.
+
+``tools/train_digits.py`` (``make digits``) writes them in about 19 minutes of one core.
+These tests re-derive cheap parts of that run with the script's own code
+and compare with what is committed: the first measured segment of all nine
+training runs, the final exact values of the models whose log Z takes under
+a second, and one short AIS run.  A change to the package, the data or the
+script that alters the results fails here until the cache is regenerated.
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from rbm import RBM, exact
+from rbm import pseudolikelihood as pl
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("train_digits", ROOT / "tools/train_digits.py")
+td = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(td)
+
+# Relative tolerance: the same code on another machine may round differently
+# (BLAS kernels), never by more than this over one segment of training.
+RTOL = 1e-9
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """As in the script: single-threaded BLAS (and no spinning threads on a busy machine)."""
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def cache():
+    with open(td.OUTPUT / f"{td.STEM}.json") as f:
+        results = json.load(f)
+    with np.load(td.OUTPUT / f"{td.STEM}.npz") as npz:
+        params = {key: npz[key] for key in npz.files}
+    return results, params
+
+
+@pytest.fixture(scope="module")
+def split():
+    return td.load_split()
+
+
+def stored_model(params, name):
+    return RBM(params[f"{name} W"], params[f"{name} b"], params[f"{name} c"])
+
+
+def test_cache_holds_the_settings_of_the_script(cache):
+    results, params = cache
+    settings = results["settings"]
+    assert settings["hidden"] == list(td.HIDDEN)
+    assert settings["estimators"] == list(td.ESTIMATORS)
+    assert (settings["learning_rate"], settings["batch_size"], settings["epochs"]) == (
+        td.LEARNING_RATE, td.BATCH_SIZE, td.EPOCHS)
+    assert settings["held_out_per_class"] == td.HELD_OUT_PER_CLASS
+    names = {td.run_name(n, e) for n in td.HIDDEN for e in td.ESTIMATORS}
+    assert set(results["runs"]) == names
+    assert set(params) == {f"{name} {p}" for name in names for p in "Wbc"}
+    for name, curves in results["runs"].items():
+        n_hidden = int(name.split()[0].split("x")[1])
+        assert curves["epochs"] == list(range(0, td.EPOCHS + 1, td.TRACK_EVERY[n_hidden]))
+
+
+def test_segmented_training_is_one_run():
+    """Training in segments (as the script measures) gives the bits of one call."""
+    train, _ = td.load_split()
+    rows = train[:500]
+    for estimator in td.ESTIMATORS:
+        whole, est_whole, rng_whole = td.start(16, estimator, rows)
+        parts, est_parts, rng_parts = td.start(16, estimator, rows)
+        td.training.train(whole, rows, est_whole, learning_rate=td.LEARNING_RATE, epochs=2,
+                          batch_size=td.BATCH_SIZE, rng=rng_whole)
+        for _ in range(2):
+            td.training.train(parts, rows, est_parts, learning_rate=td.LEARNING_RATE,
+                              epochs=1, batch_size=td.BATCH_SIZE, rng=rng_parts)
+        for a, b in zip((whole.W, whole.b, whole.c), (parts.W, parts.b, parts.c)):
+            assert np.array_equal(a, b), estimator
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_hidden", td.HIDDEN)
+@pytest.mark.parametrize("estimator", td.ESTIMATORS)
+def test_first_segment_of_every_run_is_reproduced(cache, split, n_hidden, estimator):
+    """Re-train up to the first checkpoint; log Z only below 25 hidden units (12 s there)."""
+    results, _ = cache
+    train, held_out = split
+    stored = results["runs"][td.run_name(n_hidden, estimator)]
+    with_log_z = n_hidden <= 20
+    _, curves = td.train_run(n_hidden, estimator, train, held_out,
+                             epochs=td.TRACK_EVERY[n_hidden], with_log_z=with_log_z)
+    for key, values in curves.items():
+        np.testing.assert_allclose(values, stored[key][:2], rtol=RTOL, err_msg=key)
+    assert set(curves) == (set(stored) if with_log_z else set(stored) - {"log_z", "train_pl"})
+
+
+@pytest.mark.parametrize("n_hidden", td.HIDDEN)
+def test_stored_models_give_the_stored_final_values(cache, split, n_hidden):
+    """Free energies of every final model; log Z and PL below 25 hidden units."""
+    results, params = cache
+    train, held_out = split
+    for estimator in td.ESTIMATORS:
+        name = td.run_name(n_hidden, estimator)
+        model, stored = stored_model(params, name), results["runs"][name]
+        found = {"train_free_energy": model.free_energy(train).mean(),
+                 "held_out_free_energy": model.free_energy(held_out).mean()}
+        if n_hidden <= 20:
+            found["log_z"] = exact.log_partition(model)
+            found["train_pl"] = pl.pseudo_log_likelihood(model, train)
+        for key, value in found.items():
+            np.testing.assert_allclose(value, stored[key][-1], rtol=RTOL, err_msg=f"{name} {key}")
+
+
+def test_a_short_ais_run_is_reproduced(cache, split):
+    results, params = cache
+    train, _ = split
+    name, base, n_steps = td.run_name(20, "PCD-1"), "data", td.AIS_STEPS[0]
+    model = stored_model(params, name)
+    result = td.run_ais(model, 20, "PCD-1", base, n_steps, 0, train)
+    stored = [r for r in results["ais"]
+              if (r["run"], r["base"], r["n_steps"], r["repeat"]) == (name, base, n_steps, 0)]
+    assert len(stored) == 1
+    np.testing.assert_allclose([result.log_z, result.std_error],
+                               [stored[0]["log_z"], stored[0]["std_error"]], rtol=RTOL)
+    exact_log_z = results["runs"][name]["log_z"][-1]
+    np.testing.assert_allclose(stored[0]["error"], stored[0]["log_z"] - exact_log_z, rtol=RTOL)
