@@ -64,6 +64,7 @@ from rbm.special import logsumexp, sigmoid, softplus
 
 __all__ = ["MIN_SIGMA", "Bernoulli", "Spin", "Gaussian", "LayeredRBM", "LayeredGradient",
            "log_partition", "log_prob", "log_likelihood", "gradient", "model_means",
+           "hidden_marginal",
            "reconstruction_error", "gibbs_chain", "sample_model"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
@@ -818,6 +819,43 @@ def model_means(model):
     """
     _check(model)
     return _sums(model, moments=True)[1][1]
+
+
+MAX_MARGINAL_BITS = 20
+
+
+def hidden_marginal(model):
+    r"""Every hidden state and its exact probability, :math:`p(h) \propto
+    e^{-E_\text{h}(h) + A_\text{v}(W s_\text{h}(h))}` (the visible layer summed or integrated out).
+
+    For Gaussian visible units :math:`p(v) = \sum_h p(h)\, p(v \mid h)` is a mixture of
+    Gaussians, one per hidden state, with these weights.
+
+    Parameters
+    ----------
+    model : LayeredRBM
+        With a discrete hidden layer of at most ``MAX_MARGINAL_BITS`` units.
+
+    Returns
+    -------
+    (ndarray of shape (2**n_hidden, n_hidden), ndarray of shape (2**n_hidden,))
+        The states, in the order of ``model.hidden.states``, and their probabilities.
+
+    Examples
+    --------
+    >>> model = LayeredRBM(np.zeros((1, 2)), Gaussian([0.0]), Bernoulli([0.0, np.log(3.0)]))
+    >>> H, p = hidden_marginal(model)
+    >>> [round(float(x), 12) for x in p]
+    [0.125, 0.375, 0.125, 0.375]
+    """
+    _check(model)
+    if not model.hidden.discrete:
+        raise TypeError(f"hidden_marginal needs a discrete hidden layer, got {model!r}")
+    check_enumeration_size(model.n_hidden, "hidden_marginal", limit=MAX_MARGINAL_BITS)
+    H = model.hidden.states(0, 2**model.n_hidden)
+    log_w = -model.hidden.self_energy(H) + model.visible.log_normaliser(
+        model.hidden.statistic(H) @ model.W.T)
+    return H, np.exp(log_w - logsumexp(log_w))
 
 
 # -- sampling ----------------------------------------------------------------------------------

@@ -377,3 +377,34 @@ def test_standard_deviations_beyond_the_float_range_are_refused():
     model.visible.log_sigma = np.zeros(3)
     with pytest.raises(ValueError, match="inconsistent shapes"):
         units.log_partition(model)
+
+
+# -- the hidden marginal -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kinds", DISCRETE_PAIRS + [("bernoulli", "bernoulli")])
+def test_hidden_marginal_matches_joint_enumeration(kinds):
+    model = layered(kinds, 4, 3, seed=31)
+    _, V, neg_e = brute_log_partition(model)
+    H, p_h = units.hidden_marginal(model)
+    brute = np.exp(rbm.logsumexp(neg_e, axis=0) - rbm.logsumexp(neg_e))
+    # brute_log_partition orders hidden states as itertools.product over the values
+    expected = np.array(unit_values(model.hidden, model.n_hidden))
+    np.testing.assert_array_equal(H, expected)
+    np.testing.assert_allclose(p_h, brute, rtol=0, atol=1e-12)
+
+
+def test_hidden_marginal_of_gaussian_visible_units_gives_the_model_means():
+    model = layered(("gaussian", "bernoulli"), 3, 5, seed=32, scale=1.0)
+    H, p_h = units.hidden_marginal(model)
+    v_mean, h_mean = units.model_means(model)
+    assert abs(p_h.sum() - 1) < 1e-12
+    np.testing.assert_allclose(p_h @ H, h_mean, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(p_h @ model.visible.mean(H @ model.W.T), v_mean, rtol=0,
+                               atol=1e-12)
+
+
+def test_hidden_marginal_refuses_a_gaussian_hidden_layer_and_a_large_layer():
+    with pytest.raises(TypeError, match="discrete hidden layer"):
+        units.hidden_marginal(layered(("bernoulli", "gaussian"), 2, 2, seed=33))
+    with pytest.raises(ValueError, match="2\\*\\*21"):
+        units.hidden_marginal(layered(("gaussian", "bernoulli"), 1, 21, seed=34))
