@@ -1,7 +1,17 @@
 # One entry point. Every target sets up .venv by itself (pinned requirements,
 # then the package), so that `make book` and `make test` work on a fresh clone.
 PYTHON ?= python3
+# `make test OPTIONAL=1` runs everything in a second environment that also holds the
+# optional accelerators (requirements-optional.txt: numba, dask); plain `make test` runs
+# without them, the way the book is built.
+OPTIONAL ?= 0
+ifeq ($(OPTIONAL),1)
+VENV := .venv-optional
+EXTRA_REQUIREMENTS := requirements-optional.txt
+else
 VENV := .venv
+EXTRA_REQUIREMENTS :=
+endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
@@ -16,6 +26,7 @@ NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
+	@echo "make test OPTIONAL=1  the same in .venv-optional, with numba and dask installed"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
@@ -24,9 +35,9 @@ help:
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml $(EXTRA_REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt $(addprefix -r ,$(EXTRA_REQUIREMENTS))
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
