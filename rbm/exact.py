@@ -147,13 +147,13 @@ def state_index(states):
 
 
 def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None,
-               method=None):
+               method=None, engine=None):
     """log Z and, with `moments`, an :class:`Expectations`, in one pass over one layer."""
     a_x, a_y, M, swapped = layer_setup(model, layer)
     check_enumeration_size(
         M.shape[0], "exact enumeration of the " + ("hidden" if swapped else "visible") + " layer")
     log_z, found = enumerate_layer(a_x, a_y, M, moments=moments, chunk_size=chunk_size,
-                                   n_threads=n_threads, method=method)
+                                   n_threads=n_threads, method=method, engine=engine)
     if not moments:
         return log_z, None
     s_x, s_y, s_xy = found
@@ -162,7 +162,7 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     return log_z, Expectations(vh=s_xy, v=s_x, h=s_y)
 
 
-def log_partition(model, *, layer=None, chunk_size=None, n_threads=None):
+def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=None):
     r"""Exact :math:`\log Z`, enumerating one layer.
 
     With the hidden layer summed out in closed form,
@@ -187,6 +187,14 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None):
         Threads that share the work; by default one per available core
         (one for small enumerations, below 2**22 states times units).  The
         result does not depend on it, to the last bit.
+    engine : {None, "numpy", "numba"}
+        How the inner loops run: ``"numba"`` compiled (the optional
+        dependency numba, ``pip install 'rbm[fast]'``), ``"numpy"`` as array
+        passes, and ``None`` (default) compiled when numba is installed.  The
+        two agree to about 1e-15 relative (tested to 1e-12); the compiled
+        loops are about three times faster and hold no block-sized scratch
+        arrays.  Models with weights so large that the stable path is taken
+        (see the module notes) run with numpy either way.
 
     Returns
     -------
@@ -208,7 +216,8 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None):
     True
     """
     check_model(model)
-    return float(_enumerate(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads)[0])
+    return float(_enumerate(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads,
+                            engine=engine)[0])
 
 
 def log_prob(model, v):
@@ -445,7 +454,7 @@ def data_expectations(model, data):
     return Expectations(vh=data.T @ P / n, v=data.mean(axis=0), h=P.mean(axis=0))
 
 
-def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None):
+def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, engine=None):
     r"""Exact moments under the model: :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`, :math:`\langle h\rangle`.
 
     One chunked pass over the smaller layer, with the other layer's
@@ -454,7 +463,7 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None):
     Parameters
     ----------
     model : RBM
-    layer, chunk_size, n_threads
+    layer, chunk_size, n_threads, engine
         As in :func:`log_partition`.
 
     Returns
@@ -465,10 +474,10 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None):
     """
     check_model(model)
     return _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
-                      n_threads=n_threads)[1]
+                      n_threads=n_threads, engine=engine)[1]
 
 
-def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None):
+def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine=None):
     r"""Exact gradient of the mean log-likelihood: data term minus model term.
 
     .. math::
@@ -484,7 +493,7 @@ def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None):
     ----------
     model : RBM
     data : array_like of shape (n_samples, n_visible)
-    layer, chunk_size, n_threads
+    layer, chunk_size, n_threads, engine
         As in :func:`log_partition`.
 
     Returns
@@ -495,7 +504,8 @@ def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None):
         (see the module notes): at parameters near 1e12, about 1e-3.
     """
     pos = data_expectations(model, data)
-    neg = model_expectations(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads)
+    neg = model_expectations(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads,
+                             engine=engine)
     return Gradient(W=pos.vh - neg.vh, b=pos.v - neg.v, c=pos.h - neg.h)
 
 
