@@ -7,8 +7,12 @@ is the work of the textbook method: one matrix product of all
 of three block sizes) with the fastest primitives (exp, log1p, maximum, in
 place).  Ratios below 1 mean the package does less than that work.
 
+Each case runs with one engine of :mod:`rbm.exact`: ``numpy`` (array passes,
+what the book builds with) or ``numba`` (the compiled loops, an optional
+dependency that the benchmarks install).
+
 Run one case in a fresh process (for its peak memory) with
-``python -m benchmarks.bench_exact CASE N_HIDDEN SCALE``.
+``python -m benchmarks.bench_exact CASE N_HIDDEN SCALE [REPEATS [ENGINE]]``.
 """
 
 import json
@@ -101,21 +105,22 @@ def paired(first, second, repeats):
     return summary
 
 
-def case(name, n_hidden, scale, repeats=1):
+def case(name, n_hidden, scale, repeats=1, engine="numpy"):
     """One measurement, as a dict (run in a fresh process for a meaningful peak memory)."""
     model = model_for(n_hidden, scale)
     if name == "log_partition":
-        t, value = timed(lambda: exact.log_partition(model), repeats)
+        exact.log_partition(model_for(10, scale), engine=engine)  # compile outside the timing
+        t, value = timed(lambda: exact.log_partition(model, engine=engine), repeats)
     elif name == "log_partition_stable":
         # the path taken when the weights are too large for products of centred factors
         t, value = timed(lambda: float(exact._enumerate(model, method="stable")[0]), repeats)
     elif name == "gradient":
         # timed side by side with log Z, whose time it is compared with
         data = (np.random.default_rng(1).random((100, N_VISIBLE)) < 0.3).astype(float)
-        pair = paired(lambda: exact.log_partition(model), lambda: exact.gradient(model, data),
-                      repeats)
+        pair = paired(lambda: exact.log_partition(model, engine=engine),
+                      lambda: exact.gradient(model, data, engine=engine), repeats)
         t = dict(pair["second"], log_partition=pair["first"], ratio_to_log_partition=pair["ratio"])
-        value = float(np.abs(exact.gradient(model, data).flat()).max())
+        value = float(np.abs(exact.gradient(model, data, engine=engine).flat()).max())
     elif name == "reference":
         t, value = timed(lambda: reference_log_partition(model), repeats)
     elif name == "limit":
@@ -123,11 +128,12 @@ def case(name, n_hidden, scale, repeats=1):
         value = None
     else:
         raise ValueError(f"unknown case {name!r}")
-    return {"case": name, "n_hidden": n_hidden, "scale": scale, "time": t, "value": value,
-            "peak_rss_mib": peak_rss_mib()}
+    return {"case": name, "n_hidden": n_hidden, "scale": scale, "engine": engine, "time": t,
+            "value": value, "peak_rss_mib": peak_rss_mib()}
 
 
 if __name__ == "__main__":
     name, n_hidden, scale = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 1
-    print(json.dumps(case(name, n_hidden, scale, repeats)))
+    engine = sys.argv[5] if len(sys.argv) > 5 else "numpy"
+    print(json.dumps(case(name, n_hidden, scale, repeats, engine)))

@@ -14,6 +14,7 @@ import json
 import sys
 
 from benchmarks import bench_cd_expected, bench_training
+from benchmarks.bench_exact import N_VISIBLE
 from benchmarks.common import RESULTS, fmt_time, machine, run_isolated
 
 SCALES = (0.01, 1.0)
@@ -23,6 +24,19 @@ def main(quick=False, fresh_reference=False):
     results = {"date": datetime.date.today().isoformat(), "machine": machine(), "exact": {},
                "curve": {}}
     rows = []
+
+    # The compiled-loop limit: log Z's inner loop alone, compiled, on one block and one core
+    # (bench_compiled_loops), times the entries of an enumeration, shared by all cores.
+    study = run_isolated("bench_compiled_loops")
+    results["compiled_loops"] = study
+    cores = results["machine"]["cores"]
+
+    def loop_limit(n_hidden):
+        return study["log_z_loop_ns"]["median"] * 1e-9 * 2**n_hidden * N_VISIBLE / cores
+
+    results["compiled_limit"] = {"ns_per_entry_one_core": study["log_z_loop_ns"]["median"],
+                                 "cores": cores,
+                                 "seconds": {n: loop_limit(n) for n in (20, 25, 30)}}
 
     for scale in SCALES:
         limit = run_isolated("bench_exact", "limit", 20, scale, 3)
@@ -41,9 +55,21 @@ def main(quick=False, fresh_reference=False):
                      f"{ratio['median']:.2f} x log Z [{ratio['min']:.2f}, {ratio['max']:.2f}]"
                      " (timed in turn)", "no target: see README"))
 
+        # The same with the compiled loops (engine="numba"), against the compiled-loop limit.
+        log_z_c = run_isolated("bench_exact", "log_partition", 20, scale, 3, "numba")
+        grad_c = run_isolated("bench_exact", "gradient", 20, scale, 7, "numba")
+        results["exact"][f"784x20 scale {scale}"].update(
+            {"log_partition_numba": log_z_c, "gradient_numba": grad_c})
+        rows.append((f"log Z, 784 x 20, scale {scale}, compiled", fmt_time(log_z_c["time"]),
+                     f"{log_z_c['time']['median'] / loop_limit(20):.2f} x compiled-loop limit; "
+                     f"{log_z_c['time']['median'] / limit['time']['median']:.2f} x textbook",
+                     "<= 2 x limit"))
+        rows.append((f"gradient, 784 x 20, scale {scale}, compiled", fmt_time(grad_c["time"]),
+                     f"{grad_c['time']['median'] / loop_limit(20):.2f} x compiled-loop limit; "
+                     f"{grad_c['time']['ratio_to_log_partition']['median']:.2f} x log Z",
+                     "reported"))
+
     # What the gradient's extra work costs against log Z's with each inner loop compiled.
-    study = run_isolated("bench_compiled_loops")
-    results["compiled_loops"] = study
     rows.append(("gradient / log Z, inner loops compiled, one block",
                  f"{study['log_z_loop_ns']['median']:.2f} ns/entry (log Z loop)",
                  f"{study['compiled_gradient_over_log_z']:.2f} x log Z (numpy passes: "
@@ -65,16 +91,38 @@ def main(quick=False, fresh_reference=False):
                                    "how": "benchmarks.bench_exact.reference_log_partition"}
             reference = references[key]
             rel = abs(ours["value"] - reference["value"]) / abs(reference["value"])
+            compiled = run_isolated("bench_exact", "log_partition", 25, scale, 1, "numba")
+            rel_c = abs(compiled["value"] - reference["value"]) / abs(reference["value"])
             results["exact"][key] = {"log_partition": ours, "reference": reference,
-                                     "relative_difference": rel}
+                                     "relative_difference": rel, "log_partition_numba": compiled,
+                                     "relative_difference_numba": rel_c}
             rows.append((f"log Z, 784 x 25, scale {scale}", fmt_time(ours["time"]),
                          f"rel. diff {rel:.1e} to the float64 reference; "
                          f"peak {ours['peak_rss_mib']:.0f} MiB", "< 45 s, 1e-10, < 500 MiB"))
+            rows.append((f"log Z, 784 x 25, scale {scale}, compiled", fmt_time(compiled["time"]),
+                         f"{compiled['time']['median'] / loop_limit(25):.2f} x compiled-loop "
+                         f"limit; rel. diff {rel_c:.1e}; peak {compiled['peak_rss_mib']:.0f} MiB",
+                         "<= 2 x limit, 1e-10, < 500 MiB"))
         ref_file.write_text(json.dumps(references, indent=1, sort_keys=True) + "\n")
+
+        # The gradient at 784 x 25 and log Z at 784 x 30 (a billion hidden states), compiled.
+        grad25 = run_isolated("bench_exact", "gradient", 25, 1.0, 1, "numba")
+        log_z30 = run_isolated("bench_exact", "log_partition", 30, 1.0, 1, "numba")
+        results["exact"]["784x25 scale 1.0"]["gradient_numba"] = grad25
+        results["exact"]["784x30 scale 1.0"] = {"log_partition_numba": log_z30}
+        rows.append(("gradient, 784 x 25, scale 1.0, compiled", fmt_time(grad25["time"]),
+                     f"{grad25['time']['median'] / loop_limit(25):.2f} x compiled-loop limit; "
+                     f"peak {grad25['peak_rss_mib']:.0f} MiB", "reported"))
+        rows.append(("log Z, 784 x 30, scale 1.0, compiled", fmt_time(log_z30["time"]),
+                     f"{log_z30['time']['median'] / loop_limit(30):.2f} x compiled-loop limit; "
+                     f"peak {log_z30['peak_rss_mib']:.0f} MiB", "reported"))
 
     top = 24 if quick else 25
     for n_hidden in range(12, top + 1):
-        entry = {"log_partition": run_isolated("bench_exact", "log_partition", n_hidden, 1.0, 1)}
+        entry = {"log_partition": run_isolated("bench_exact", "log_partition", n_hidden, 1.0, 1),
+                 "log_partition_numba": run_isolated("bench_exact", "log_partition", n_hidden,
+                                                     1.0, 1, "numba"),
+                 "compiled_limit": loop_limit(n_hidden)}
         if n_hidden <= 20:
             entry["limit"] = run_isolated("bench_exact", "limit", n_hidden, 1.0, 1)
         results["curve"][n_hidden] = entry
