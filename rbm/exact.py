@@ -25,6 +25,12 @@ from 1 to 1e15).  For the models of this book (:math:`\|\theta\|_1` below
 1e12 a gradient entry may be off by 1e-3, and near 1e100 its sign means
 nothing.
 
+**Engines.**  With the optional dependency numba installed
+(``pip install 'rbm[fast]'``) the inner loops of the enumeration run
+compiled, about three times faster; without it they run as numpy passes.
+Both give the same values to about 1e-15 relative; ``engine=`` chooses one
+explicitly.
+
 **Interrupting.**  Ctrl-C (or a notebook interrupt) stops every function
 here within a fraction of a second, whatever the number of threads, and
 leaves no thread running.  Results are the same to the last bit whatever
