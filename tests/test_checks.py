@@ -1,10 +1,13 @@
 """The numeric verdicts of rbm.checks: each passes what holds and fails what does not."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import rbm
-from rbm.checks import check_at_most, check_close, check_fails, check_mean
+from rbm.checks import check_at_most, check_close, check_fails, check_mean, unstable
 
 
 def test_check_close_passes_within_and_fails_beyond_tolerance(capsys):
@@ -69,3 +72,29 @@ def test_check_fails_lets_other_errors_through_and_refuses_non_callables():
         check_fails(broken, "broken")
     with pytest.raises(TypeError, match="check must be callable"):
         check_fails("not a function", "string")
+
+
+def sanitize_rules():
+    """(regex, replace) pairs of tests/nbval_sanitize.cfg, in order."""
+    lines = (Path(__file__).parent / "nbval_sanitize.cfg").read_text().splitlines()
+    regexes = [line.split(":", 1)[1].strip() for line in lines if line.startswith("regex:")]
+    replaces = [line.split(":", 1)[1].strip() for line in lines if line.startswith("replace:")]
+    return list(zip(regexes, replaces))
+
+
+@pytest.mark.parametrize("x, spec", [(-22.713, ".3f"), (1.3e-15, ".1e"), (1.83e6, ".3g"),
+                                     (0.0, ".2f"), (-117.0, ".1f"), (7e-18, ".0e"),
+                                     (float("inf"), ".3g"), (float("nan"), ".3g")])
+def test_unstable_numbers_are_exactly_what_nbval_sanitizes(x, spec):
+    """nbval sees '~UNSTABLE' for every number `unstable` prints, and nothing else changes."""
+    text = f"best {unstable(x, spec)}, within 1e-12"
+    for regex, replace in sanitize_rules():
+        text = re.sub(regex, replace, text)
+    assert text == "best ~UNSTABLE, within 1e-12"
+
+
+def test_unstable_leaves_ordinary_numbers_compared():
+    text = "holds within 1e-12; 3 of 4; ~ alone"
+    for regex, replace in sanitize_rules():
+        text = re.sub(regex, replace, text)
+    assert text == "holds within 1e-12; 3 of 4; ~ alone"
