@@ -547,14 +547,20 @@ def run_on_executor(problem, ranges, executor):
     Every range is submitted at once (at most ``SEGMENTS``), so the executor
     may run them all in parallel; their results are merged in the order of
     `ranges` as they are needed, whatever order they finish in.  A task that
-    fails raises RuntimeError naming its blocks.  On any exception in the
-    caller's thread (KeyboardInterrupt included) every future not yet used is
-    cancelled before it propagates; the executor itself is left running.
+    fails, or that the executor refuses, raises RuntimeError naming its
+    blocks.  On any exception in the caller's thread (KeyboardInterrupt
+    included) every future not yet used is cancelled before it propagates; the
+    executor itself is left running.
     """
     pending = deque()
     try:
         for start, stop in ranges:
-            pending.append((executor.submit(segment_sums, problem, start, stop), start, stop))
+            try:
+                future = executor.submit(segment_sums, problem, start, stop)
+            except Exception as error:  # a broken pool or a closed client refuses at once
+                raise RuntimeError(f"the executor refused the task for blocks {start} to "
+                                   f"{stop - 1}: {error!r}") from error
+            pending.append((future, start, stop))
         acc = None
         while pending:
             future, start, stop = pending[0]
