@@ -36,7 +36,10 @@ How the work is laid out, step by step:
    each segment is one task, :func:`segment_sums`, which rebuilds the
    enumeration from a small description of the problem and returns its
    :class:`Accumulator`; the main process combines them in segment order, so
-   the result is again the same to the last bit.
+   the result is again the same to the last bit.  All segments are submitted
+   at once, so at most ``SEGMENTS`` results wait in the caller: a few numbers
+   each for log Z, and with the moments about one block's table each (at most
+   ``CHUNK_ELEMENTS`` numbers, 8 MiB), so at most 128 MiB in all.
 
 Two ways to sum the softplus terms of a block, both exact to rounding:
 
@@ -545,12 +548,15 @@ def run_on_executor(problem, ranges, executor):
     """Sum `ranges` of blocks as tasks of `executor`, and combine them in order.
 
     Every range is submitted at once (at most ``SEGMENTS``), so the executor
-    may run them all in parallel; their results are merged in the order of
-    `ranges` as they are needed, whatever order they finish in.  A task that
-    fails, or that the executor refuses, raises RuntimeError naming its
-    blocks.  On any exception in the caller's thread (KeyboardInterrupt
+    may run them all in parallel (each result holds a few numbers, and with
+    the moments about one block's table); their results are merged in the
+    order of `ranges` as they are needed, whatever order they finish in.  A
+    task that fails, or that the executor refuses, raises RuntimeError naming
+    its blocks.  On any exception in the caller's thread (KeyboardInterrupt
     included) every future not yet used is cancelled before it propagates; the
-    executor itself is left running.
+    executor itself is left running.  A task already running elsewhere cannot
+    be stopped (Dask cannot interrupt one): it finishes its segment in the
+    background, and its result is discarded.
     """
     pending = deque()
     try:

@@ -244,8 +244,10 @@ def test_every_function_that_takes_n_threads_takes_executor():
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")
+    # The scheduler serves HTTP even without a dashboard, by default on port 8787, and
+    # warns when that is taken (by another test run): port 0 takes a free one in silence.
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address="127.0.0.1:0") as cluster:
         with distributed.Client(cluster) as client:
             yield client
 
