@@ -88,7 +88,7 @@ SEGMENTS = 16
 _HEADROOM = 300.0
 # Enumerations smaller than this hand BLAS only arrays that OpenBLAS multiplies on one thread
 # anyway (it threads a matrix-vector product from 9216 entries): they skip limiting it to
-# one thread, which costs 15% of a call at this size.
+# one thread, which costs about 50 us a call (measured: 15% of log Z at 9 x 16).
 SERIAL_BLAS_ELEMENTS = 2**13
 # How often the waiting main thread wakes up to let a signal handler run (seconds).
 _POLL = 0.05
