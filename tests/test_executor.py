@@ -130,6 +130,15 @@ def test_one_segment_on_an_executor_gives_the_same_bits():
         assert_same_bits(pool, small)
 
 
+def test_the_stable_path_on_an_executor_gives_the_same_bits():
+    with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        log_z, moments = exact._enumerate(MODEL, moments=True, method="stable", executor=pool)
+    local_z, local_moments = exact._enumerate(MODEL, moments=True, method="stable", n_threads=2)
+    assert log_z == local_z
+    for name in ("vh", "v", "h"):
+        assert np.array_equal(getattr(moments, name), getattr(local_moments, name))
+
+
 def test_a_segment_sum_survives_pickling():
     """What a worker process sends back: the same numbers after a round trip."""
     a_x, a_y, M, _ = layer_setup(MODEL, None)
