@@ -76,6 +76,17 @@ def main(quick=False, fresh_reference=False):
                  f"{study['numpy_gradient_over_log_z']:.2f} x); division "
                  f"{study['division_over_log_z_loop']:.2f} x log Z loop", "study"))
 
+    # The enumeration's segments as tasks of a Dask cluster (the `executor` argument).
+    ex = run_isolated("bench_executor")
+    results["executor"] = ex
+    local = ex["time"]["local, 1 thread"]["median"]
+    for name in ("local, 2 threads", "Dask, 1 worker", "Dask, 2 workers"):
+        ratio = ex["ratio_to_local_1_thread"][name]
+        rows.append((f"log Z, 784 x {ex['n_hidden']}, {name}", fmt_time(ex["time"][name]),
+                     f"{ratio['median']:.2f} x local 1 thread ({local:.1f} s) "
+                     f"[{ratio['min']:.2f}, {ratio['max']:.2f}]; same bits: "
+                     f"{'yes' if ex['identical'] else 'NO'}", "study: 2 cores"))
+
     if not quick:
         # The float64 reference takes about five minutes per model: its values are kept in
         # results/reference.json and recomputed only with --fresh-reference (or when missing).

@@ -19,8 +19,10 @@ How the work is laid out, step by step:
    segments, again fixed by the problem alone (:func:`segments`).  A segment
    is summed by :meth:`Enumeration.run` into an :class:`Accumulator`.
 3. **Threads.** Threads only share out whole segments; the segments' sums are
-   combined in segment order (:func:`run_segments`).  The result is therefore
-   the same to the last bit whatever the number of threads or cores.
+   combined in segment order (:func:`run_segments`), and BLAS runs on one
+   thread (:func:`one_blas_thread`; OpenBLAS splits some products differently
+   on more threads).  The result is therefore the same to the last bit
+   whatever the number of threads or cores.
 4. **Stopping.** Workers check a cancel flag between blocks, and the main
    thread waits with a timeout, so Ctrl-C (or a notebook interrupt) stops an
    enumeration within one block's time (milliseconds) and leaves no thread
@@ -28,6 +30,16 @@ How the work is laid out, step by step:
 5. **Memory.** A block holds at most ``CHUNK_ELEMENTS`` numbers (8 MiB);
    each running segment holds a few such arrays, and at most ``2 * n_threads``
    segments are in flight: about ``(16 + 48 n_threads)`` MiB in all.
+6. **Executors.** Instead of local threads, any
+   :class:`concurrent.futures.Executor` (a process pool, or a Dask cluster's
+   ``Client.get_executor()``) can run the segments (:func:`run_on_executor`):
+   each segment is one task, :func:`segment_sums`, which rebuilds the
+   enumeration from a small description of the problem and returns its
+   :class:`Accumulator`; the main process combines them in segment order, so
+   the result is again the same to the last bit.  All segments are submitted
+   at once, so at most ``SEGMENTS`` results wait in the caller: a few numbers
+   each for log Z, and with the moments about one block's table each (at most
+   ``CHUNK_ELEMENTS`` numbers, 8 MiB), so at most 128 MiB in all.
 
 Two ways to sum the softplus terms of a block, both exact to rounding:
 
@@ -44,14 +56,17 @@ Two ways to sum the softplus terms of a block, both exact to rounding:
   overflow.
 """
 
+import contextlib
+import functools
 import os
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
 from concurrent.futures import wait as wait_futures
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from rbm import _compiled
 from rbm._validation import check_positive_int
@@ -72,6 +87,10 @@ SEGMENTS = 16
 # enumeration, and rescaling the sums (megabytes each) at every new maximum cost 20% of a
 # single-threaded gradient at 784 x 20.
 _HEADROOM = 300.0
+# Enumerations smaller than this hand BLAS only arrays that OpenBLAS multiplies on one thread
+# anyway (it threads a matrix-vector product from 9216 entries): they skip limiting it to
+# one thread, which costs about 50 us a call (measured: 15% of log Z at 9 x 16).
+SERIAL_BLAS_ELEMENTS = 2**13
 # How often the waiting main thread wakes up to let a signal handler run (seconds).
 _POLL = 0.05
 
@@ -543,23 +562,131 @@ def run_segments(enumeration, ranges, n_threads):
     return acc
 
 
+@functools.cache
+def _blas_controller():
+    # Finding the loaded BLAS libraries takes about 0.5 ms; limiting them afterwards, 20 us.
+    return ThreadpoolController()
+
+
+def one_blas_thread(n_elements=None):
+    """A context in which BLAS runs on one thread (for an enumeration of `n_elements`).
+
+    Every enumeration runs its matrix products so, wherever it runs: OpenBLAS
+    splits some products (a long inner dimension, as in the moments' final
+    contraction) differently on more threads, which changes the last bits of
+    the result with the number of cores.
+    """
+    if n_elements is not None and n_elements < SERIAL_BLAS_ELEMENTS:
+        return contextlib.nullcontext()
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+def segment_sums(problem, high_start, high_stop):
+    """The :class:`Accumulator` of blocks ``high_start .. high_stop - 1``, from scratch.
+
+    The task an executor runs, in any process: `problem` is ``(a_x, a_y, M,
+    block_size, moments, method, engine)`` with the method (``"product"`` or
+    ``"stable"``) and the engine (``"numpy"`` or ``"numba"``) already chosen,
+    so the worker builds the very enumeration the caller built (a worker
+    without numba refuses a compiled task with a clear error).  BLAS is held to one thread, as in :func:`run_segments`:
+    a worker's processes share the machine's cores.
+    """
+    with one_blas_thread():
+        return make_enumeration(*problem).run(high_start, high_stop)
+
+
+def check_executor(executor, n_threads):
+    """Require an object with a callable ``submit``, and no `n_threads` beside it."""
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError("executor must have a callable submit method, as a "
+                        f"concurrent.futures.Executor has; got {type(executor).__name__}")
+    if n_threads is not None:
+        raise ValueError("n_threads cannot be given with executor: the executor's workers "
+                         "run the work; pass one or the other")
+
+
+def _outcome(future):
+    """The future's result, waiting in short slices so that Ctrl-C is seen at once.
+
+    Only ``result(timeout)`` and ``done()`` are used, so any executor's futures
+    will do.  A timeout of the wait is told from a task that itself raised
+    TimeoutError by asking whether the future is done.
+    """
+    while True:
+        try:
+            return future.result(timeout=_POLL)
+        except FutureTimeoutError:
+            if future.done():
+                return future.result()
+
+
+def run_on_executor(problem, ranges, executor):
+    """Sum `ranges` of blocks as tasks of `executor`, and combine them in order.
+
+    Every range is submitted at once (at most ``SEGMENTS``), so the executor
+    may run them all in parallel (each result holds a few numbers, and with
+    the moments about one block's table); their results are merged in the
+    order of `ranges` as they are needed, whatever order they finish in.  A
+    task that fails, or that the executor refuses, raises RuntimeError naming
+    its blocks.  On any exception in the caller's thread (KeyboardInterrupt
+    included) every future not yet used is cancelled before it propagates; the
+    executor itself is left running.  A task already running elsewhere cannot
+    be stopped (Dask cannot interrupt one): it finishes its segment in the
+    background, and its result is discarded.
+    """
+    pending = deque()
+    try:
+        for start, stop in ranges:
+            try:
+                future = executor.submit(segment_sums, problem, start, stop)
+            except Exception as error:  # a broken pool or a closed client refuses at once
+                raise RuntimeError(f"the executor refused the task for blocks {start} to "
+                                   f"{stop - 1}: {error!r}") from error
+            pending.append((future, start, stop))
+        acc = None
+        while pending:
+            future, start, stop = pending[0]
+            try:
+                part = _outcome(future)
+            except Exception as error:
+                raise RuntimeError(f"the executor's task for blocks {start} to {stop - 1} "
+                                   f"failed: {error!r}") from error
+            pending.popleft()  # its result is merged below; the future is no longer needed
+            acc = part if acc is None else acc.merge(part)
+    except BaseException:
+        for future, _, _ in pending:
+            future.cancel()
+        raise
+    return acc
+
+
 def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=None,
-                    method=None, engine=None):
+                    method=None, engine=None, executor=None):
     r""":math:`\log \sum_x \sum_y e^{-E}` and, with `moments`, ``(<x>, <y>, <x y^T>)``.
 
     The block layout and the order of summation depend on the problem (and
-    `chunk_size`) only, never on `n_threads`.
+    `chunk_size`) only, never on `n_threads` or on `executor`.
     """
     n_x, n_y = M.shape
     n_elements = 2**n_x * n_y
-    if n_threads is None:
+    if executor is not None:
+        check_executor(executor, n_threads)
+    elif n_threads is None:
         # Starting threads (and capping BLAS) costs milliseconds: small sums run in one.
         n_threads = default_threads() if n_elements >= THREADED_ELEMENTS else 1
     else:
         n_threads = check_positive_int(n_threads, "n_threads")
-    enumeration = make_enumeration(a_x, a_y, M, block_size(n_x, n_y, chunk_size), moments,
-                                   method, engine)
-    ranges = segments(enumeration.n_blocks, n_elements)
-    acc = run_segments(enumeration, ranges, min(n_threads, len(ranges)))
-    log_z = acc.shift + np.log(acc.total)
-    return log_z, (enumeration.moments_of(acc) if moments else None)
+    size = block_size(n_x, n_y, chunk_size)
+    with one_blas_thread(None if executor is not None else n_elements):
+        enumeration = make_enumeration(a_x, a_y, M, size, moments, method, engine)
+        ranges = segments(enumeration.n_blocks, n_elements)
+        if executor is None:
+            acc = run_segments(enumeration, ranges, min(n_threads, len(ranges)))
+        else:
+            # the worker builds the very enumeration built here: same path, same engine
+            chosen = "product" if isinstance(enumeration, ProductEnumeration) else "stable"
+            compiled = "numba" if isinstance(enumeration, CompiledProductEnumeration) else "numpy"
+            acc = run_on_executor((a_x, a_y, M, size, moments, chosen, compiled), ranges,
+                                  executor)
+        log_z = acc.shift + np.log(acc.total)
+        return log_z, (enumeration.moments_of(acc) if moments else None)

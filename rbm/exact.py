@@ -36,6 +36,32 @@ here within a fraction of a second, whatever the number of threads, and
 leaves no thread running.  Results are the same to the last bit whatever
 the number of threads or cores.
 
+**Other processes or machines.**  :func:`log_partition`,
+:func:`log_likelihood`, :func:`log_prob`, :func:`model_expectations` and
+:func:`gradient` take an ``executor``: any
+:class:`concurrent.futures.Executor` (``submit`` returning futures), such as
+a :class:`~concurrent.futures.ProcessPoolExecutor` or the executor of a Dask
+cluster (``distributed.Client(...).get_executor()``).  The enumeration's
+fixed segments (at most 16) then become its tasks, and their sums are
+combined in the same order as on local threads, so the result is again the
+same to the last bit:
+
+>>> from concurrent.futures import ThreadPoolExecutor
+>>> from rbm import RBM
+>>> model = RBM.random(30, 20, scale=0.1, rng=0)
+>>> with ThreadPoolExecutor(max_workers=2) as pool:
+...     distributed = log_partition(model, executor=pool)
+>>> distributed == log_partition(model, n_threads=1)
+True
+
+Ctrl-C cancels every task not yet finished and re-raises at once, leaving the
+executor running; a task already running on another process or machine
+finishes its segment there in the background (Dask cannot interrupt it), and
+its result is discarded.  A task that fails, or whose worker dies without
+the executor running it again (Dask does run it again on another worker),
+makes the call raise :class:`RuntimeError` naming the task's blocks, from the
+task's own exception: a sum is never returned with a segment missing.
+
 States of a layer with ``n`` units are ordered as the binary numbers
 ``0 .. 2**n - 1`` with the **first unit as the most significant bit**
 (see :func:`all_states`).
@@ -153,13 +179,14 @@ def state_index(states):
 
 
 def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None,
-               method=None, engine=None):
+               method=None, engine=None, executor=None):
     """log Z and, with `moments`, an :class:`Expectations`, in one pass over one layer."""
     a_x, a_y, M, swapped = layer_setup(model, layer)
     check_enumeration_size(
         M.shape[0], "exact enumeration of the " + ("hidden" if swapped else "visible") + " layer")
     log_z, found = enumerate_layer(a_x, a_y, M, moments=moments, chunk_size=chunk_size,
-                                   n_threads=n_threads, method=method, engine=engine)
+                                   n_threads=n_threads, method=method, engine=engine,
+                                   executor=executor)
     if not moments:
         return log_z, None
     s_x, s_y, s_xy = found
@@ -168,7 +195,8 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     return log_z, Expectations(vh=s_xy, v=s_x, h=s_y)
 
 
-def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=None):
+def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=None,
+                  executor=None):
     r"""Exact :math:`\log Z`, enumerating one layer.
 
     With the hidden layer summed out in closed form,
@@ -201,6 +229,16 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=
         loops are about three times faster and hold no block-sized scratch
         arrays.  Models with weights so large that the stable path is taken
         (see the module notes) run with numpy either way.
+    executor : concurrent.futures.Executor, optional
+        Runs the work instead of local threads: one task per segment of
+        the enumeration (at most 16, one for enumerations below 2**22
+        states times units), each sent the model's parameters and returning
+        a few numbers (for :func:`model_expectations`, about one block's
+        table as well: at most 8 MiB).  Any object whose ``submit`` returns
+        futures will do, e.g. a process pool or a Dask client's
+        ``get_executor()``; the executor is never shut down.  The result is
+        the same to the last bit as with local threads.  Not together with
+        `n_threads`.
 
     Returns
     -------
@@ -211,7 +249,13 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=
     Raises
     ------
     ValueError
-        If the enumerated layer has more than ``MAX_ENUMERATION_BITS`` units.
+        If the enumerated layer has more than ``MAX_ENUMERATION_BITS`` units,
+        or if both `n_threads` and `executor` are given.
+    TypeError
+        If `executor` has no callable ``submit``.
+    RuntimeError
+        If a task of `executor` fails (see the module notes); the message
+        names the task's blocks and the task's exception is its cause.
 
     Examples
     --------
@@ -223,26 +267,29 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=
     """
     check_model(model)
     return float(_enumerate(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads,
-                            engine=engine)[0])
+                            engine=engine, executor=executor)[0])
 
 
-def log_prob(model, v):
+def log_prob(model, v, *, n_threads=None, engine=None, executor=None):
     r"""Exact :math:`\log p(v) = -F(v) - \log Z` for each row of `v`.
 
     Parameters
     ----------
     model : RBM
     v : array_like of shape (n_visible,) or (n_samples, n_visible)
+    n_threads, engine, executor
+        As in :func:`log_partition`, for :math:`\log Z`.
 
     Returns
     -------
     float or ndarray of shape (n_samples,)
     """
     check_model(model)
-    return -model.free_energy(v) - log_partition(model)
+    return -model.free_energy(v) - log_partition(model, n_threads=n_threads, engine=engine,
+                                                 executor=executor)
 
 
-def log_likelihood(model, data):
+def log_likelihood(model, data, *, n_threads=None, engine=None, executor=None):
     r"""Mean log-likelihood :math:`\frac{1}{N}\sum_n \log p(v^{(n)})` of a data set.
 
     Parameters
@@ -250,6 +297,8 @@ def log_likelihood(model, data):
     model : RBM
     data : array_like of shape (n_samples, n_visible)
         Zeros and ones.
+    n_threads, engine, executor
+        As in :func:`log_partition`, for :math:`\log Z`.
 
     Returns
     -------
@@ -264,7 +313,8 @@ def log_likelihood(model, data):
     """
     check_model(model)
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-    return float(np.mean(log_prob(model, data)))
+    return float(np.mean(log_prob(model, data, n_threads=n_threads, engine=engine,
+                                  executor=executor)))
 
 
 def _rows_per_block(model):
@@ -460,7 +510,8 @@ def data_expectations(model, data):
     return Expectations(vh=data.T @ P / n, v=data.mean(axis=0), h=P.mean(axis=0))
 
 
-def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, engine=None):
+def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, engine=None,
+                       executor=None):
     r"""Exact moments under the model: :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`, :math:`\langle h\rangle`.
 
     One chunked pass over the smaller layer, with the other layer's
@@ -469,7 +520,7 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, en
     Parameters
     ----------
     model : RBM
-    layer, chunk_size, n_threads, engine
+    layer, chunk_size, n_threads, engine, executor
         As in :func:`log_partition`.
 
     Returns
@@ -480,10 +531,11 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, en
     """
     check_model(model)
     return _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
-                      n_threads=n_threads, engine=engine)[1]
+                      n_threads=n_threads, engine=engine, executor=executor)[1]
 
 
-def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine=None):
+def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine=None,
+             executor=None):
     r"""Exact gradient of the mean log-likelihood: data term minus model term.
 
     .. math::
@@ -499,7 +551,7 @@ def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine
     ----------
     model : RBM
     data : array_like of shape (n_samples, n_visible)
-    layer, chunk_size, n_threads, engine
+    layer, chunk_size, n_threads, engine, executor
         As in :func:`log_partition`.
 
     Returns
@@ -511,7 +563,7 @@ def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine
     """
     pos = data_expectations(model, data)
     neg = model_expectations(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads,
-                             engine=engine)
+                             engine=engine, executor=executor)
     return Gradient(W=pos.vh - neg.vh, b=pos.v - neg.v, c=pos.h - neg.h)
 
 
