@@ -6,6 +6,11 @@
   scripts from each page's context.
 - The theme template reads ``default_mode``, which nothing sets, and logs
   an error about the empty colour mode: set it.
+- Code in a table cell is kept whole (``_static/book.css``), so a long
+  dotted name such as ``exact.empirical_distribution(data)`` would widen the
+  notation table past the column: a ``<wbr>`` after each dot between two
+  names lets it break there, and only there.  (A ``<wbr>`` is not copied with
+  the text, unlike a zero-width space in the source.)
 
 It also fills in the repository the book is published from, which only the
 publishing workflow knows. ``BOOK_REPOSITORY_URL`` (the GitHub Actions
@@ -19,6 +24,7 @@ to a guessed address or placeholder text.
 """
 
 import os
+import re
 
 
 def _script_key(js):
@@ -26,8 +32,28 @@ def _script_key(js):
     return (js.filename or "", attributes)
 
 
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+_CODE_WORD = re.compile(r'(<span class="pre">)([^<]*)(</span>)')
+_DOT_BETWEEN_NAMES = re.compile(r"(?<=[\w)])\.(?=[A-Za-z_])")
+
+
+def break_table_code_after_dots(body):
+    """Put ``<wbr>`` after each dot between names in the code of every table.
+
+    >>> break_table_code_after_dots('<table><td><span class="pre">exact.log_prob</span></td></table>')
+    '<table><td><span class="pre">exact.<wbr>log_prob</span></td></table>'
+    >>> break_table_code_after_dots('<p><span class="pre">exact.log_prob</span> 1.5</p>')
+    '<p><span class="pre">exact.log_prob</span> 1.5</p>'
+    """
+    def in_word(word):
+        return word[1] + _DOT_BETWEEN_NAMES.sub(".<wbr>", word[2]) + word[3]
+    return _TABLE.sub(lambda table: _CODE_WORD.sub(in_word, table[0]), body)
+
+
 def fix_page_context(app, pagename, templatename, context, doctree):
     context.setdefault("default_mode", "light")
+    if "body" in context:
+        context["body"] = break_table_code_after_dots(context["body"])
     scripts = context.get("script_files")
     if not scripts:
         return

@@ -12,6 +12,13 @@ It also measures the layout of every page at two window sizes:
   is wider than its column, whether it would scroll or be cut off;
 - at 400 x 800 (a phone) such an element may scroll inside itself, but none
   is cut off, and the page as a whole does not scroll sideways;
+- at 400 x 800 every element that scrolls sideways carries the scroll cue of
+  ``_static/book.css`` (a shadow at the edge beyond which more content
+  hides); on one page, in the light and the dark theme, the cue is also seen
+  in the pixels of an equation, code and a table that scroll: at the right
+  edge at the start of the scroll, at the left edge at its end;
+- code in a table breaks only between names (at a space, or after a dot
+  where the build put a ``<wbr>``), never inside one;
 - at 1280 x 800 no figure is squeezed: every image of a figure or of a cell
   output is shown at least ``MIN_FIGURE_SCALE`` of its natural width.  The
   chapters' figures are drawn at matplotlib's 100 dpi (PNG) or 72 points
@@ -25,6 +32,7 @@ xfail), so that a page that gets fixed makes its entry fail loudly until
 it is removed from the list.
 """
 
+import base64
 import functools
 import html
 import http.server
@@ -204,7 +212,35 @@ MEASURE_LAYOUT = """(minScale) => {
       squeezed.push({what: describe(img), natural: img.naturalWidth, shown: Math.round(shown)});
     }
   }
-  return {wide, squeezed,
+  // Elements that scroll sideways without the scroll cue: its background layers
+  // (covers attached 'local' over shadows attached 'scroll').
+  const uncued = [];
+  for (const el of article.querySelectorAll('*:not(svg *)')) {
+    const style = getComputedStyle(el);
+    if (!['auto', 'scroll'].includes(style.overflowX) || el.scrollWidth <= el.clientWidth + 1) continue;
+    const layers = (style.backgroundImage.match(/gradient\\(/g) || []).length;
+    if (layers < 4 || !style.backgroundAttachment.includes('local')) {
+      uncued.push({what: describe(el), scroll: el.scrollWidth, client: el.clientWidth});
+    }
+  }
+  // Code in tables: a run of text (between spaces and <wbr>s) laid out on two lines
+  // is a name broken in the middle.
+  const lines = (node) => {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    return new Set([...range.getClientRects()].filter(r => r.width > 0)
+                    .map(r => Math.round(r.top))).size;
+  };
+  const splitNames = [];
+  for (const code of article.querySelectorAll('table code')) {
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.textContent.trim() && lines(node) > 1) {
+        splitNames.push(`${node.textContent} in "${code.textContent}"`);
+      }
+    }
+  }
+  return {wide, squeezed, uncued, splitNames,
           page: {scroll: document.documentElement.scrollWidth, inner: window.innerWidth}};
 }"""
 
@@ -266,6 +302,108 @@ def test_figures_shown_near_their_natural_size(page_path, server, browser):
                        f"({s['shown'] / s['natural']:.2f})" for s in squeezed)
     assert not squeezed, (f"{page_path} at 1280 px: {len(squeezed)} figures shown below "
                           f"{MIN_FIGURE_SCALE} of their natural width:\n{report}")
+
+
+@pytest.mark.parametrize("page_path", book_pages())
+def test_every_sideways_scroller_shows_the_scroll_cue(page_path, server, browser):
+    uncued = _layout(page_path, "phone", server, browser)["uncued"]
+    report = "\n".join(f"  {u['what']}: {u['scroll']} px in {u['client']} px" for u in uncued)
+    assert not uncued, (f"{page_path} at 400 px: {len(uncued)} elements scroll sideways "
+                        f"without the scroll cue:\n{report}")
+
+
+@pytest.mark.parametrize(("page_path", "window"), [
+    pytest.param(page_path, window, id=f"{page_path}-{window}")
+    for page_path in book_pages() for window in WIDTHS])
+def test_code_in_tables_breaks_only_between_names(page_path, window, server, browser):
+    split = _layout(page_path, window, server, browser)["splitNames"]
+    assert not split, (f"{page_path} at {WIDTHS[window]} px: names in table code broken "
+                       f"across lines: {split[:10]}")
+
+
+# A page with a display equation, code and a table that scroll at 400 px, and code that fits.
+CUE_PAGE = "chapters/07_pitfalls.html"
+CUE_KINDS = ['mjx-container[display="true"]', "div.highlight pre",
+             "div.pst-scrollable-table-container"]
+# Text, math and cell borders made invisible, so that only backgrounds are compared.
+HIDE_TEXT = """.cue-probe, .cue-probe * { color: transparent !important;
+  fill: transparent !important; stroke: transparent !important;
+  border-color: transparent !important; }"""
+# Mean colour difference (0-255) between the outer 2-6 px at each side of a screenshot
+# and a strip 56-60 px in from that side (past the cue), over the same rows.
+EDGE_DIFFERENCE = """async (png) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = img.width;
+  canvas.height = img.height;
+  const context = canvas.getContext('2d');
+  context.drawImage(img, 0, 0);
+  const {data, width, height} = context.getImageData(0, 0, img.width, img.height);
+  const difference = (edge, inner) => {
+    let sum = 0, count = 0;
+    for (let y = 5; y < height - 5; y++) {
+      for (let i = 0; i < edge.length; i++) {
+        const a = 4 * (y * width + edge[i]), b = 4 * (y * width + inner[i]);
+        for (let k = 0; k < 3; k++) sum += Math.abs(data[a + k] - data[b + k]);
+        count += 3;
+      }
+    }
+    return sum / count;
+  };
+  const range = (from, to) => Array.from({length: to - from}, (_, i) => from + i);
+  return {left: difference(range(2, 6), range(56, 60)),
+          right: difference(range(width - 6, width - 2), range(width - 60, width - 56))};
+}"""
+CUE_SEEN, CUE_ABSENT = 8, 2
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_scroll_cue_shows_only_where_more_content_hides(theme, server, browser):
+    """At 400 px, on an equation, code and a table that scroll: a shadow at the right
+    edge at the start of the scroll, at the left edge at its end, never on code that fits."""
+    context = browser.new_context(viewport={"width": WIDTHS["phone"], "height": HEIGHT})
+    context.add_init_script(f"localStorage.setItem('mode', '{theme}');")
+    page = context.new_page()
+    page.goto(server + CUE_PAGE, wait_until="load")
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
+    page.evaluate("() => MathJax.startup.promise")
+    assert page.evaluate("() => document.documentElement.dataset.theme") == theme
+    page.add_style_tag(content=HIDE_TEXT)
+    probes = {}
+    for kind in CUE_KINDS:
+        elements = page.locator(f"article.bd-article {kind}")
+        # Shown (not in a folded cell), and wide enough for the two strips compared.
+        scrolls = elements.evaluate_all(
+            "els => els.map(e => !e.checkVisibility() || e.clientWidth < 150 ? null"
+            "                    : e.scrollWidth > e.clientWidth + 1)")
+        assert True in scrolls, f"{CUE_PAGE} has no {kind} that scrolls at 400 px"
+        probes[f"{kind} that scrolls"] = (elements.nth(scrolls.index(True)), True)
+        if kind == "div.highlight pre":
+            assert False in scrolls, f"{CUE_PAGE} has no {kind} that fits at 400 px"
+            probes[f"{kind} that fits"] = (elements.nth(scrolls.index(False)), False)
+    edges = {}
+    for name, (element, _) in probes.items():
+        element.evaluate("e => e.classList.add('cue-probe')")
+        for position in ("start", "end"):
+            element.evaluate("(e, end) => { e.scrollLeft = end ? e.scrollWidth : 0; }",
+                             position == "end")
+            png = base64.b64encode(element.screenshot(animations="disabled")).decode()
+            edges[name, position] = page.evaluate(EDGE_DIFFERENCE, png)
+    context.close()
+
+    for name, (_, scrolls) in probes.items():
+        start, end = edges[name, "start"], edges[name, "end"]
+        where = f"{theme} theme, {name}: {start} at the start, {end} at the end"
+        if scrolls:
+            assert start["right"] > CUE_SEEN, f"{where}: no cue at the right edge at the start"
+            assert start["left"] < CUE_ABSENT, f"{where}: a cue at the left edge at the start"
+            assert end["left"] > CUE_SEEN, f"{where}: no cue at the left edge at the end"
+            assert end["right"] < CUE_ABSENT, f"{where}: the cue stays at the end"
+        else:
+            assert max(start["left"], start["right"]) < CUE_ABSENT, f"{where}: a cue, no overflow"
 
 
 PLACEHOLDER = re.compile(r"&lt;[\w ]*(url|address|repository)[\w ]*&gt;|\{\{\s*\w+\s*\}\}", re.I)
