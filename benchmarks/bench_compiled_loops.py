@@ -33,11 +33,13 @@ from numba import njit
 from threadpoolctl import threadpool_limits
 
 N_UNITS, LOW_BITS, REPEATS = 784, 10, 9
-# reassociation lets the compiler vectorise the sums over states
+# reassociation lets the compiler vectorise the sums over states; numpy's error model
+# (a division by zero gives inf, as in numpy) lets it vectorise the division, which
+# Python's (raise ZeroDivisionError) keeps scalar: the package's loops use the same
 FASTMATH = {"reassoc", "nsz", "contract"}
 
 
-@njit(nogil=True, fastmath=FASTMATH, cache=False)
+@njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=False)
 def log_z_loop(E, g, P):
     n, m = E.shape
     for l in range(m):
@@ -48,7 +50,7 @@ def log_z_loop(E, g, P):
             P[l] *= E[i, l] + gi
 
 
-@njit(nogil=True, fastmath=FASTMATH, cache=False)
+@njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=False)
 def gradient_loop(E, g, w, low, row_sums):
     n, m = E.shape
     for i in range(n):
@@ -61,7 +63,7 @@ def gradient_loop(E, g, w, low, row_sums):
         row_sums[i] = s
 
 
-@njit(nogil=True, fastmath=FASTMATH, cache=False)
+@njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=False)
 def control_loop(E, g, w, low, row_sums):
     """`gradient_loop` with a multiplication in place of the division."""
     n, m = E.shape

@@ -33,29 +33,51 @@ except ImportError:  # the optional dependency is missing: the numpy path runs
 AVAILABLE = numba is not None
 
 if AVAILABLE:
+    import numpy as np
+
+    # The bits of a positive normal float64: the mantissa's, and those of 1.0.
+    _MANTISSA = np.int64(0x000FFFFFFFFFFFFF)
+    _ONE = np.int64(0x3FF0000000000000)
+
     # Reassociation lets the compiler vectorise the sums and products over states;
     # no "fast" flags that assume finite numbers or drop signed zeros' meaning.
     _FLAGS = {"reassoc", "nsz", "contract"}
 
     @numba.njit(nogil=True, fastmath=_FLAGS, error_model="numpy", cache=True,
                 boundscheck=False)
-    def batch_products(exp_table, scales, start, stop, out):  # pragma: no cover - compiled
-        """``out[b, i] = prod over l in [start, stop) of (exp_table[l, i] + scales[b, l])``.
+    def batch_products(exp_table, scales, bounds, out, exponents):  # pragma: no cover
+        """``prod over l of (exp_table[l, i] + scales[b, l])`` as ``out[b, i] * 2**exponents[b, i]``.
 
         Units outermost: each row of the table is read from memory once for
-        the whole batch of blocks, and the products of the batch stay in cache.
+        the whole batch of blocks, and the products of the batch stay in
+        cache.  The units come in groups (``bounds[g] .. bounds[g + 1] - 1``)
+        whose products are finite normal numbers; after each group the
+        running product is split into its binary exponent, added to
+        `exponents`, and a mantissa in [1, 2), which the next group multiplies
+        (by integer operations on the bits, which vectorise: no logarithm per
+        group).  The caller takes one logarithm per state at the end.
         """
         n_batch, n_states = out.shape
+        bits = out.view(np.int64)
         for b in range(n_batch):
             for i in range(n_states):
                 out[b, i] = 1.0
-        for l in range(start, stop):
-            row = exp_table[l]
+                exponents[b, i] = 0
+        for g in range(bounds.shape[0] - 1):
+            for l in range(bounds[g], bounds[g + 1]):
+                row = exp_table[l]
+                for b in range(n_batch):
+                    s = scales[b, l]
+                    out_row = out[b]
+                    for i in range(n_states):
+                        out_row[i] *= row[i] + s
             for b in range(n_batch):
-                s = scales[b, l]
-                out_row = out[b]
+                bits_row = bits[b]
+                exponents_row = exponents[b]
                 for i in range(n_states):
-                    out_row[i] *= row[i] + s
+                    x = bits_row[i]
+                    exponents_row[i] += (x >> 52) - 1023
+                    bits_row[i] = (x & _MANTISSA) | _ONE
 
     @numba.njit(nogil=True, fastmath=_FLAGS, error_model="numpy", cache=True,
                 boundscheck=False)

@@ -91,6 +91,7 @@ _HEADROOM = 300.0
 # anyway (it threads a matrix-vector product from 9216 entries): they skip limiting it to
 # one thread, which costs about 50 us a call (measured: 15% of log Z at 9 x 16).
 SERIAL_BLAS_ELEMENTS = 2**13
+_LOG2 = float(np.log(2.0))
 # How often the waiting main thread wakes up to let a signal handler run (seconds).
 _POLL = 0.05
 
@@ -444,6 +445,13 @@ class CompiledProductEnumeration(ProductEnumeration):
 
     BATCH = 8
 
+    def __init__(self, a_x, a_y, M, block_size, moments):
+        super().__init__(a_x, a_y, M, block_size, moments)
+        if self.feasible:
+            # the groups' first units and the last one's end, for the compiled loop
+            self.bounds = np.array([g.start for g in self.groups] + [self.groups[-1].stop],
+                                   dtype=np.int64)
+
     def run(self, high_start, high_stop, cancel=None):
         """Sum the blocks ``high_start .. high_stop - 1``, as :meth:`Enumeration.run` does."""
         acc = Accumulator(self.high_bits, self.n_y, self.table.shape[1], self.low_shape,
@@ -457,11 +465,10 @@ class CompiledProductEnumeration(ProductEnumeration):
             scales = np.exp(-offsets - self.centre)        # e**(-o - c), per block and unit
             scales[scales < 1e-300] = 0.0
             products = np.empty((x_high.shape[0], n_states))
-            log_w = np.zeros((x_high.shape[0], n_states))
-            for group in self.groups:
-                _compiled.batch_products(self.exp_table, scales, group.start, group.stop,
-                                         products)
-                log_w += np.log(products)
+            exponents = np.empty((x_high.shape[0], n_states), dtype=np.int64)
+            _compiled.batch_products(self.exp_table, scales, self.bounds, products, exponents)
+            log_w = np.log(products)
+            log_w += exponents * _LOG2
             log_w += (offsets.sum(axis=1) + self.centre_sum + x_high @ self.a_x_high)[:, None]
             log_w += self.lin_low
             batch_max = float(log_w.max())
