@@ -21,10 +21,19 @@ and the substitutions ``{{ install_package }}`` and ``{{ launch_note }}``
 (used by intro.md) give a ``pip install`` line for that repository; without it
 (a local build), no buttons and an install from a clone, rather than links
 to a guessed address or placeholder text.
+
+The Colab button opens a chapter from the branch ``colab`` rather than from
+the branch the book is built from: the publishing workflow writes there a
+copy of every notebook whose first cell installs the package on Colab
+(``tools/colab_branch.py``), which a committed notebook cannot do because it
+cannot know the repository's address.
 """
 
 import os
 import re
+
+#: The branch holding the Colab copies of the notebooks (tools/colab_branch.py).
+COLAB_BRANCH = "colab"
 
 
 def _script_key(js):
@@ -50,8 +59,34 @@ def break_table_code_after_dots(body):
     return _TABLE.sub(lambda table: _CODE_WORD.sub(in_word, table[0]), body)
 
 
+def colab_from_its_branch(buttons, branch, colab_branch=COLAB_BRANCH):
+    """Point the Colab launch button(s) at `colab_branch` instead of `branch`.
+
+    >>> buttons = [{"type": "group", "label": "launch-buttons", "buttons": [
+    ...     {"text": "Binder", "url": "https://mybinder.org/v2/gh/o/r/main?urlpath=x"},
+    ...     {"text": "Colab", "url": "https://colab.research.google.com/github/o/r/blob/main/c/a.ipynb"}]}]
+    >>> colab_from_its_branch(buttons, "main")
+    1
+    >>> [b["url"] for b in buttons[0]["buttons"]]
+    ['https://mybinder.org/v2/gh/o/r/main?urlpath=x', 'https://colab.research.google.com/github/o/r/blob/colab/c/a.ipynb']
+    """
+    changed = 0
+    for group in buttons:
+        if group.get("label") != "launch-buttons":
+            continue
+        for button in group.get("buttons", []):
+            if button.get("text") == "Colab" and f"/blob/{branch}/" in button.get("url", ""):
+                button["url"] = button["url"].replace(f"/blob/{branch}/",
+                                                      f"/blob/{colab_branch}/", 1)
+                changed += 1
+    return changed
+
+
 def fix_page_context(app, pagename, templatename, context, doctree):
     context.setdefault("default_mode", "light")
+    branch = app.config.html_theme_options.get("repository_branch")
+    if branch and "header_buttons" in context:
+        colab_from_its_branch(context["header_buttons"], branch)
     if "body" in context:
         context["body"] = break_table_code_after_dots(context["body"])
     scripts = context.get("script_files")
@@ -82,8 +117,9 @@ def published_substitutions(url):
         "install_package": f"`{install}`.",
         "launch_note": "The launch buttons (the rocket at the top of a chapter) open it on "
                        "Binder, which installs the package by itself, or on Colab, where a "
-                       f"first cell `!{install}` installs it; the *Live Code* button runs "
-                       "the page's cells in place, on a Binder kernel.",
+                       "first cell added to the chapter fetches the book at the commit "
+                       "these pages were built from and installs the package; the *Live "
+                       "Code* button runs the page's cells in place, on a Binder kernel.",
     }
 
 

@@ -424,3 +424,20 @@ def test_no_placeholder_text_and_a_working_install_line():
     words = html.unescape(re.sub(r"</span>\s*<span class=\"pre\">", " ", intro))
     expected = f'pip install "rbm @ git+{url}"' if url else "pip install -e ."
     assert expected in words, f"intro.html does not show the install line {expected!r}"
+
+
+def test_colab_buttons_open_the_copies_that_install_the_package():
+    """With a repository, every chapter's Colab button opens its copy on branch ``colab``."""
+    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
+    colab = re.compile(r'href="(https://colab\.research\.google\.com/[^"]+)"')
+    pages = [p for p in book_pages() if p.startswith("chapters/")]
+    assert pages
+    for page_path in pages:
+        links = colab.findall((HTML / page_path).read_text(encoding="utf-8"))
+        if not url:
+            assert not links, f"{page_path}: a Colab button in a build without a repository"
+            continue
+        notebook = page_path.removesuffix(".html") + ".ipynb"
+        assert links, f"{page_path}: no Colab button"
+        for link in links:
+            assert link.endswith(f"/blob/colab/{notebook}"), f"{page_path}: {link}"
