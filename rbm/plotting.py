@@ -2,15 +2,27 @@
 
 matplotlib is an optional dependency (``pip install rbm[plotting]``); only this
 module imports it, so the rest of the package works without it.
+
+In a notebook, :func:`use_book_style` also chooses each figure's format when
+it is shown: line art (curves, markers, text) as SVG, which stays sharp at
+any zoom, and figures that hold pixels (``imshow``, ``pcolormesh``) as PNG,
+whose pixels an SVG would only wrap (:func:`figure_format`).
 """
+
+import base64
+import io
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.collections import QuadMesh
+from matplotlib.figure import Figure
 
-#: The book's figure style. A chapter's column is 672 px wide at 1280 px, so a
-#: figure 6.6 in wide at 100 dpi is shown at its natural size (not scaled down),
-#: and fonts of 10-11 pt are as large as the body text.
+#: The book's figure style. A chapter's column is 832 px wide at 1280 px, so a
+#: figure 6.6 in wide is shown at its natural size (634 px as SVG, at 96 px to
+#: the inch; 660 px as PNG at 100 dpi), not scaled down, and fonts of 10-11 pt
+#: (13-15 px) are as large as the body text. ``svg.hashsalt`` fixes the ids
+#: inside an SVG, so that re-running a notebook rewrites the same figure.
 BOOK_STYLE = {
     "figure.figsize": (6.6, 4.0),
     "figure.dpi": 100,
@@ -24,6 +36,7 @@ BOOK_STYLE = {
     "lines.linewidth": 1.8,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    "svg.hashsalt": "rbm-book",
 }
 
 
@@ -39,8 +52,114 @@ def use_book_style():
     >>> import matplotlib as mpl
     >>> mpl.rcParams["font.size"]
     11.0
+
+    In an IPython kernel it also registers :func:`figure_svg` and
+    :func:`figure_png` as the display formatters of matplotlib figures, so
+    that each figure is shown in the format :func:`figure_format` picks.
     """
     mpl.rcParams.update(BOOK_STYLE)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with every notebook
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    if "inline" in str(mpl.get_backend(auto_select=False)):
+        # The inline backend sets its own formatters the first time it is
+        # loaded, which pyplot otherwise delays until the first figure: load
+        # it now, so that it does not undo ours.
+        import matplotlib_inline.backend_inline  # noqa: F401
+    formatters = shell.display_formatter.formatters
+    formatters["image/svg+xml"].for_type(Figure, figure_svg)
+    formatters["image/png"].for_type(Figure, figure_png)
+
+
+def figure_format(fig):
+    """The format a figure is shown in: ``"png"`` if it holds pixels, else ``"svg"``.
+
+    A figure holds pixels when any of its axes shows an image (``imshow``,
+    ``matshow``) or a ``pcolormesh``, or when the figure itself does
+    (``figimage``). Everything else is line art.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to classify.
+
+    Returns
+    -------
+    str
+        ``"png"`` or ``"svg"``.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [1, 0])
+    >>> figure_format(fig)
+    'svg'
+    >>> _ = ax.imshow(np.eye(3))
+    >>> figure_format(fig)
+    'png'
+    >>> plt.close(fig)
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    if fig.images:
+        return "png"
+    for ax in fig.axes:
+        if ax.images or any(isinstance(c, QuadMesh) for c in ax.collections):
+            return "png"
+    return "svg"
+
+
+def _print(fig, fmt):
+    buffer = io.BytesIO()
+    # As IPython's inline backend prints a figure: cropped to what is drawn,
+    # on the figure's own background. No date in an SVG, so that it is
+    # rewritten identically.
+    metadata = {"Date": None} if fmt == "svg" else None
+    fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata,
+                facecolor=fig.get_facecolor(), edgecolor=fig.get_edgecolor())
+    return buffer.getvalue()
+
+
+def figure_svg(fig):
+    """The figure as SVG text if it is line art (see :func:`figure_format`), else None.
+
+    Used by :func:`use_book_style` as a display formatter; returning None
+    lets the PNG formatter show the figure instead.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [1, 0])
+    >>> figure_svg(fig).startswith("<?xml")
+    True
+    >>> plt.close(fig)
+    """
+    if figure_format(fig) != "svg":
+        return None
+    return _print(fig, "svg").decode("utf-8")
+
+
+def figure_png(fig):
+    """The figure as base64 PNG if it holds pixels (see :func:`figure_format`), else None.
+
+    Used by :func:`use_book_style` as a display formatter; returning None
+    lets the SVG formatter show the figure instead.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.imshow(np.eye(3))
+    >>> figure_png(fig)[:8]  # base64 of the PNG signature
+    'iVBORw0K'
+    >>> plt.close(fig)
+    """
+    if figure_format(fig) != "png":
+        return None
+    return base64.b64encode(_print(fig, "png")).decode("ascii")
 
 
 def draw_rbm(n_visible=4, n_hidden=3, ax=None):

@@ -8,7 +8,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rbm.plotting import BOOK_STYLE, draw_rbm, show_images, use_book_style  # noqa: E402
+import base64  # noqa: E402
+
+from rbm.plotting import (  # noqa: E402
+    BOOK_STYLE,
+    draw_rbm,
+    figure_format,
+    figure_png,
+    figure_svg,
+    show_images,
+    use_book_style,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +32,7 @@ def test_book_style_sets_a_column_wide_figure_with_body_text_fonts():
         use_book_style()
         fig = plt.figure()
         width_px = fig.get_figwidth() * fig.dpi
-        assert 600 <= width_px <= 672  # the column is 672 px at 1280 px
+        assert 600 <= width_px <= 672  # shown unscaled: the column is 832 px at 1280 px
         for key in ("font.size", "axes.labelsize", "legend.fontsize", "xtick.labelsize"):
             assert float(matplotlib.rcParams[key]) >= 10
     assert BOOK_STYLE["figure.dpi"] == BOOK_STYLE["savefig.dpi"]
@@ -75,3 +85,80 @@ def test_symmetric_image_grid_centres_the_colour_scale_on_zero():
 def test_image_grid_refuses_inconsistent_input_by_name(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         show_images(*args, **kwargs)
+
+
+def line_art():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [2, 0, 1], "o-", label="a line")
+    ax.set_title(r"$\lambda_2^{k-1}$")
+    ax.legend()
+    return fig
+
+
+def with_pixels(kind):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    if kind == "imshow":
+        ax.imshow(np.eye(3))
+    elif kind == "pcolormesh":
+        ax.pcolormesh(np.eye(3))
+    else:
+        fig.figimage(np.eye(3))
+    return fig
+
+
+@pytest.mark.parametrize("kind", ["imshow", "pcolormesh", "figimage"])
+def test_a_figure_with_pixels_is_shown_as_png_and_line_art_as_svg(kind):
+    assert figure_format(line_art()) == "svg"
+    assert figure_format(draw_rbm(3, 2)) == "svg"
+    fig = with_pixels(kind)
+    assert figure_format(fig) == "png"
+    assert figure_svg(fig) is None
+    assert base64.b64decode(figure_png(fig)).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_figure_format_names_a_wrong_argument():
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        figure_format(plt.gca())
+
+
+def test_an_svg_is_written_identically_each_time_without_a_date():
+    with matplotlib.rc_context():
+        use_book_style()
+        first, second = figure_svg(line_art()), figure_svg(line_art())
+    assert first == second
+    assert first.lstrip().startswith("<?xml") and first.rstrip().endswith("</svg>")
+    assert "<dc:date>" not in first
+    assert figure_png(line_art()) is None
+
+
+def test_in_ipython_the_book_style_shows_each_figure_in_one_format():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        with matplotlib.rc_context():
+            use_book_style()
+            for fig, wanted in [(line_art(), "image/svg+xml"), (with_pixels("imshow"), "image/png")]:
+                data, _ = shell.display_formatter.format(fig)
+                images = {k for k in data if k.startswith("image/")}
+                assert images == {wanted}
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_nbval_compares_an_svg_figure_by_its_presence_only():
+    """tests/nbval_sanitize.cfg turns a whole SVG, and only it, into one marker."""
+    import re
+    from pathlib import Path
+
+    lines = (Path(__file__).parent / "nbval_sanitize.cfg").read_text().splitlines()
+    rules = list(zip([ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("regex:")],
+                     [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("replace:")]))
+    with matplotlib.rc_context():
+        use_book_style()
+        svg = figure_svg(line_art())
+    for text, expected in [(svg, "<SVG-FIGURE>"), ("holds within 1e-12", "holds within 1e-12")]:
+        for regex, replace in rules:
+            text = re.sub(regex, replace, text)
+        assert text == expected
