@@ -76,3 +76,24 @@ def test_no_inline_formula_is_broken_before_a_list_marker(notebook):
             opened = before.count("$") % 2 == 1 and "$$" not in before
             assert not (opened and re.match(r"^\s*[+*-] ", line)), (
                 f"{path.name}: inline formula broken before {line[:40]!r}")
+
+
+def test_figures_use_the_book_style_and_each_is_in_one_format(notebook):
+    """A notebook that shows figures applies rbm.plotting.use_book_style, which
+    shows line art as SVG and pictures as PNG; no figure is stored in two formats."""
+    path, nb = notebook
+    figures = [set(k for k in o.get("data", {}) if k.startswith("image/"))
+               for c in code_cells(nb) for o in c.get("outputs", [])]
+    figures = [f for f in figures if f]
+    if not figures:
+        return
+    sources = "\n".join("".join(c["source"]) for c in code_cells(nb))
+    assert re.search(r"^use_book_style\(\)", sources, re.M), (
+        f"{path.name}: shows figures without calling use_book_style()")
+    assert all(f in ({"image/svg+xml"}, {"image/png"}) for f in figures), (
+        f"{path.name}: a figure stored in {figures}")
+    # SVGs carry no date and fixed ids: re-executing rewrites them identically.
+    for c in code_cells(nb):
+        for o in c.get("outputs", []):
+            svg = "".join(o.get("data", {}).get("image/svg+xml", ""))
+            assert "<dc:date>" not in svg, f"{path.name}: an SVG with a date"
