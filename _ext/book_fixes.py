@@ -11,6 +11,10 @@
   notation table past the column: a ``<wbr>`` after each dot between two
   names lets it break there, and only there.  (A ``<wbr>`` is not copied with
   the text, unlike a zero-width space in the source.)
+- MyST-NB gives a notebook figure its file path as ``alt`` text: a figure
+  with a caption gets its caption instead, and its image becomes a link to
+  the full-size file, which a phone reader can open and zoom (an SVG stays
+  sharp at any zoom).
 
 It also fills in the repository the book is published from, which only the
 publishing workflow knows. ``BOOK_REPOSITORY_URL`` (the GitHub Actions
@@ -59,6 +63,27 @@ def break_table_code_after_dots(body):
     return _TABLE.sub(lambda table: _CODE_WORD.sub(in_word, table[0]), body)
 
 
+_CAPTIONED_IMAGE = re.compile(
+    r'(<figure\b[^>]*>\s*)<img alt="[^"]*" src="([^"]+)" />'
+    r'(\s*<figcaption>.*?<span class="caption-text">(.*?)</span>)', re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def caption_figures(body):
+    """Give each captioned figure its caption as alt text and a link to its full-size image.
+
+    >>> caption_figures('<figure class="a">\\n<img alt="../_images/x.svg" src="../_images/x.svg" />'
+    ...                 '\\n<figcaption>\\n<p><span class="caption-text">Top: <em>p</em> &amp; q.</span>')
+    '<figure class="a">\\n<a class="figure-full-size" href="../_images/x.svg" title="Open the figure at full size"><img alt="Top: p &amp; q." src="../_images/x.svg" /></a>\\n<figcaption>\\n<p><span class="caption-text">Top: <em>p</em> &amp; q.</span>'
+    """
+    def one(match):
+        alt = " ".join(_TAG.sub("", match[4]).replace('"', "&quot;").split())
+        return (f'{match[1]}<a class="figure-full-size" href="{match[2]}" '
+                f'title="Open the figure at full size"><img alt="{alt}" src="{match[2]}" /></a>'
+                f"{match[3]}")
+    return _CAPTIONED_IMAGE.sub(one, body)
+
+
 def colab_from_its_branch(buttons, branch, colab_branch=COLAB_BRANCH):
     """Point the Colab launch button(s) at `colab_branch` instead of `branch`.
 
@@ -88,7 +113,7 @@ def fix_page_context(app, pagename, templatename, context, doctree):
     if branch and "header_buttons" in context:
         colab_from_its_branch(context["header_buttons"], branch)
     if "body" in context:
-        context["body"] = break_table_code_after_dots(context["body"])
+        context["body"] = caption_figures(break_table_code_after_dots(context["body"]))
     scripts = context.get("script_files")
     if not scripts:
         return
@@ -102,8 +127,9 @@ def fix_page_context(app, pagename, templatename, context, doctree):
 
 
 LOCAL_SUBSTITUTIONS = {
-    "install_package": "in a clone of the repository, run `pip install -e .` "
-                       "(or `make setup`, which also makes a virtual environment).",
+    "install_package": "in a clone of the repository, run "
+                       "`pip install -e \".[plotting,datasets]\"` (or `make setup`, which "
+                       "also makes a virtual environment with the tested versions).",
     "launch_note": "This copy of the book was built without a repository address, so "
                    "it has no launch buttons; the published book opens every chapter "
                    "on Binder or Colab.",
@@ -112,14 +138,15 @@ LOCAL_SUBSTITUTIONS = {
 
 def published_substitutions(url):
     """The install line and the launch buttons' note, for the repository at `url`."""
-    install = f'pip install "rbm @ git+{url}"'
+    install = f'pip install "rbm[plotting,datasets] @ git+{url}"'
     return {
         "install_package": f"`{install}`.",
-        "launch_note": "The launch buttons (the rocket at the top of a chapter) open it on "
-                       "Binder, which installs the package by itself, or on Colab, where a "
-                       "first cell added to the chapter fetches the book at the commit "
-                       "these pages were built from and installs the package; the *Live "
-                       "Code* button runs the page's cells in place, on a Binder kernel.",
+        "launch_note": "The launch menu (the rocket at the top of a chapter) opens the "
+                       "chapter on Binder, which installs the package by itself, or on "
+                       "Colab. Colab opens a copy of the notebook whose first cell fetches "
+                       "the book at the commit these pages were built from and installs "
+                       "the package, which takes a minute or two. The menu's *Live Code* "
+                       "entry runs the page's cells in place, on a Binder kernel.",
     }
 
 

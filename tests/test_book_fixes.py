@@ -36,7 +36,7 @@ def test_a_published_build_gets_buttons_and_an_install_line_for_its_repository(m
     assert options["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
     assert options["launch_buttons"]["thebe"] is True
     assert config.thebe_config["repository_url"] == "https://github.com/o/r"
-    assert 'pip install "rbm @ git+https://github.com/o/r"' in (
+    assert 'pip install "rbm[plotting,datasets] @ git+https://github.com/o/r"' in (
         config.myst_substitutions["install_package"])
     assert "Colab" in config.myst_substitutions["launch_note"]
 
@@ -46,7 +46,7 @@ def test_a_local_build_gets_no_buttons_and_the_install_from_a_clone(monkeypatch)
     config = SimpleNamespace(myst_substitutions={}, html_theme_options={}, thebe_config={})
     book_fixes.repository_from_environment(None, config)
     assert "repository_url" not in config.html_theme_options
-    assert "pip install -e ." in config.myst_substitutions["install_package"]
+    assert 'pip install -e ".[plotting,datasets]"' in config.myst_substitutions["install_package"]
 
 
 @pytest.mark.parametrize("branch", ["main", "release"])

@@ -422,7 +422,8 @@ def test_no_placeholder_text_and_a_working_install_line():
     url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
     # Inline code is split into one <span class="pre"> per word.
     words = html.unescape(re.sub(r"</span>\s*<span class=\"pre\">", " ", intro))
-    expected = f'pip install "rbm @ git+{url}"' if url else "pip install -e ."
+    expected = (f'pip install "rbm[plotting,datasets] @ git+{url}"' if url
+                else 'pip install -e ".[plotting,datasets]"')
     assert expected in words, f"intro.html does not show the install line {expected!r}"
 
 
