@@ -113,7 +113,10 @@ def figure_format(fig):
     return "svg"
 
 
-def _print(fig, fmt):
+def _shown_as(fig, fmt):
+    """The figure printed as `fmt` if :func:`figure_format` picks `fmt`, else None."""
+    if figure_format(fig) != fmt:
+        return None
     buffer = io.BytesIO()
     # As IPython's inline backend prints a figure: cropped to what is drawn,
     # on the figure's own background. No date in an SVG, so that it is
@@ -128,7 +131,7 @@ def figure_svg(fig):
     """The figure as SVG text if it is line art (see :func:`figure_format`), else None.
 
     Used by :func:`use_book_style` as a display formatter; returning None
-    lets the PNG formatter show the figure instead.
+    lets the PNG formatter (:func:`figure_png`) show the figure instead.
 
     Examples
     --------
@@ -136,30 +139,24 @@ def figure_svg(fig):
     >>> _ = ax.plot([0, 1], [1, 0])
     >>> figure_svg(fig).startswith("<?xml")
     True
+    >>> _ = ax.imshow(np.eye(3))
+    >>> figure_svg(fig) is None
+    True
+    >>> figure_png(fig)[:8]  # base64 of the PNG signature
+    'iVBORw0K'
     >>> plt.close(fig)
     """
-    if figure_format(fig) != "svg":
-        return None
-    return _print(fig, "svg").decode("utf-8")
+    data = _shown_as(fig, "svg")
+    return None if data is None else data.decode("utf-8")
 
 
 def figure_png(fig):
     """The figure as base64 PNG if it holds pixels (see :func:`figure_format`), else None.
 
-    Used by :func:`use_book_style` as a display formatter; returning None
-    lets the SVG formatter show the figure instead.
-
-    Examples
-    --------
-    >>> fig, ax = plt.subplots()
-    >>> _ = ax.imshow(np.eye(3))
-    >>> figure_png(fig)[:8]  # base64 of the PNG signature
-    'iVBORw0K'
-    >>> plt.close(fig)
+    The counterpart of :func:`figure_svg`, with the same use.
     """
-    if figure_format(fig) != "png":
-        return None
-    return base64.b64encode(_print(fig, "png")).decode("ascii")
+    data = _shown_as(fig, "png")
+    return None if data is None else base64.b64encode(data).decode("ascii")
 
 
 def draw_rbm(n_visible=4, n_hidden=3, ax=None):

@@ -74,12 +74,12 @@ def toc_notebooks(root=ROOT):
 
 
 def colab_copy(notebook, cell_source):
-    """The notebook (a dict) with a first code cell of `cell_source`, tagged to be removed from pages."""
+    """The notebook (a dict) with a first code cell of `cell_source`."""
     lines = cell_source.splitlines(keepends=True)
     cell = {
         "cell_type": "code",
         "execution_count": None,
-        "metadata": {"tags": ["remove-cell"]},
+        "metadata": {},
         "outputs": [],
         "source": lines,
     }
