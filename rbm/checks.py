@@ -5,10 +5,16 @@ prints ``verdict: ...`` when it holds, so that a chapter shows the claim,
 the code that checks it and the verdict, and nbval fails on any change.
 The symbolic counterpart, :func:`rbm.symbolic.check_equal`, proves an
 equation with SymPy.
+
+A check that a summary, caption or conclusion of a chapter rests on carries
+a *label* (``label="chk-..."``): its verdict reads ``verdict [chk-...]: ...``,
+the index of checks (``reference/checks.md``) gives it a target of that name,
+and the chapter's text points to it with ``{ref}`check <chk-...>```.
 """
 
 import contextlib
 import io
+import re
 import textwrap
 
 import numpy as np
@@ -18,21 +24,44 @@ __all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails
 
 # Verdicts are wrapped to the width of the book's output column (78 characters at 1280 px).
 VERDICT_WIDTH = 78
+LABEL_PATTERN = re.compile(r"chk-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
-def verdict(text):
+def verdict(text, label=None):
     """Print ``verdict: text``, wrapped to ``VERDICT_WIDTH`` columns (continuations indented).
+
+    Parameters
+    ----------
+    text : str
+        The claim that held, in words.
+    label : str, optional
+        A name for the check, ``chk-`` followed by lower-case words joined
+        by hyphens, that the chapter's text and the index of checks refer to.
+        It is printed as ``verdict [label]: text``.
+
+    Raises
+    ------
+    ValueError
+        If `label` is not of the form ``chk-words-joined-by-hyphens``.
 
     Examples
     --------
     >>> verdict("a claim that holds")
     verdict: a claim that holds
+    >>> verdict("a claim a summary rests on", label="chk-example")
+    verdict [chk-example]: a claim a summary rests on
     """
-    print(textwrap.fill(f"verdict: {text}", width=VERDICT_WIDTH, subsequent_indent="    ",
+    if label is None:
+        head = "verdict:"
+    elif isinstance(label, str) and LABEL_PATTERN.fullmatch(label):
+        head = f"verdict [{label}]:"
+    else:
+        raise ValueError(f"label must look like 'chk-words-joined-by-hyphens', got {label!r}")
+    print(textwrap.fill(f"{head} {text}", width=VERDICT_WIDTH, subsequent_indent="    ",
                         break_long_words=False, break_on_hyphens=False))
 
 
-def check_close(a, b, tol, name):
+def check_close(a, b, tol, name, *, label=None):
     r"""Assert ``max |a - b| <= tol`` elementwise and print a one-line verdict.
 
     Parameters
@@ -43,6 +72,8 @@ def check_close(a, b, tol, name):
         Absolute tolerance.
     name : str
         What is being compared, for the verdict.
+    label : str, optional
+        Names the check for the text that cites it (see :func:`verdict`).
 
     Raises
     ------
@@ -65,10 +96,10 @@ def check_close(a, b, tol, name):
     gap = float(np.max(np.abs(a - b))) if a.size else 0.0
     if not gap <= tol:
         raise AssertionError(f"{name}: max |a - b| = {gap:.3g} > {tol:g}")
-    verdict(f"{name} agree within {tol:g}")
+    verdict(f"{name} agree within {tol:g}", label)
 
 
-def check_at_most(a, b, tol, name):
+def check_at_most(a, b, tol, name, *, label=None):
     r"""Assert ``a <= b + tol`` elementwise and print a one-line verdict.
 
     For inequalities: a divergence that is never negative, a likelihood
@@ -82,6 +113,8 @@ def check_at_most(a, b, tol, name):
         Slack allowed for rounding.
     name : str
         The inequality, for the verdict.
+    label : str, optional
+        Names the check for the text that cites it (see :func:`verdict`).
 
     Raises
     ------
@@ -91,7 +124,7 @@ def check_at_most(a, b, tol, name):
     Examples
     --------
     >>> check_at_most([0.0, 1.0], 1.0, 0.0, "entries at most one")
-    verdict: entries at most one holds within 0
+    verdict: entries at most one holds
     >>> check_at_most(2.0, 1.0, 1e-9, "two at most one")
     Traceback (most recent call last):
     ...
@@ -100,10 +133,10 @@ def check_at_most(a, b, tol, name):
     excess = float(np.max(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)))
     if not excess <= tol:
         raise AssertionError(f"{name}: fails by {excess:.3g} > {tol:g}")
-    verdict(f"{name} holds within {tol:g}")
+    verdict(f"{name} holds" + (f" within {tol:g}" if tol else ""), label)
 
 
-def check_mean(samples, target, alpha, name):
+def check_mean(samples, target, alpha, name, *, label=None):
     r"""Two-sided z-tests that the mean of `samples` is `target`, entry by entry; print a verdict.
 
     For statistical claims: each entry's sample mean is compared with its
@@ -122,6 +155,8 @@ def check_mean(samples, target, alpha, name):
         Family-wise significance, in (0, 1).
     name : str
         What is tested, for the verdict.
+    label : str, optional
+        Names the check for the text that cites it (see :func:`verdict`).
 
     Returns
     -------
@@ -165,11 +200,11 @@ def check_mean(samples, target, alpha, name):
     family = f"(alpha = {alpha:g}, Bonferroni over {entries})"
     if not z_max <= z_crit:
         raise AssertionError(f"{name}: largest |z| = {z_max:.3g} > {z_crit:.3g} {family}")
-    verdict(f"{name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}")
+    verdict(f"{name}: largest |z| {z_max:.2f} <= {z_crit:.2f} {family}", label)
     return z_max
 
 
-def check_fails(check, name):
+def check_fails(check, name, *, label=None):
     r"""Run a check on a statement that is wrong: it must fail. Print how it failed.
 
     A check that cannot fail proves nothing, so a chapter that corrects a
@@ -185,6 +220,8 @@ def check_fails(check, name):
         raise :class:`AssertionError`.
     name : str
         The wrong statement, for the verdict.
+    label : str, optional
+        Names the check for the text that cites it (see :func:`verdict`).
 
     Raises
     ------
@@ -211,7 +248,7 @@ def check_fails(check, name):
         with contextlib.redirect_stdout(io.StringIO()):
             check()
     except AssertionError as err:
-        verdict(f"{name} fails, as it must: {err}")
+        verdict(f"{name} fails, as it must: {err}", label)
         return
     raise AssertionError(f"the check let a wrong statement pass: {name}")
 

@@ -396,7 +396,7 @@ def _exp_log_normal(d):
         return sp.expand(numerator)
 
 
-def check_equal(lhs, rhs, name, *, seed=0):
+def check_equal(lhs, rhs, name, *, seed=0, label=None):
     r"""Prove ``lhs == rhs`` with SymPy, or raise :class:`AssertionError`; print a verdict.
 
     The difference is first evaluated at random real points (a false
@@ -413,6 +413,8 @@ def check_equal(lhs, rhs, name, *, seed=0):
         What is being proved, for the verdict.
     seed : int, default 0
         Seed of the random points of the numeric pre-check.
+    label : str, optional
+        Names the check for the text that cites it (see :func:`rbm.checks.verdict`).
 
     Raises
     ------
@@ -450,4 +452,4 @@ def check_equal(lhs, rhs, name, *, seed=0):
             raise AssertionError(f"{name}: SymPy could not reduce the difference to zero")
     used = ", ".join(m for m in ("identical", "rational normal form", "simplify") if m in methods)
     entries = f"{len(left)} entries, " if len(left) > 1 else ""
-    verdict(f"{name} holds ({entries}SymPy: {used})")
+    verdict(f"{name} holds ({entries}SymPy: {used})", label)

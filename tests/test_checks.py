@@ -98,3 +98,15 @@ def test_unstable_leaves_ordinary_numbers_compared():
     for regex, replace in sanitize_rules():
         text = re.sub(regex, replace, text)
     assert text == "holds within 1e-12; 3 of 4; ~ alone"
+
+
+def test_a_labelled_verdict_names_its_label(capsys):
+    from rbm.checks import verdict
+
+    check_close(1.0, 1.0, 0.0, "one and one", label="chk-one-and-one")
+    check_at_most(0.0, 1.0, 0.0, "zero at most one")
+    assert capsys.readouterr().out == ("verdict [chk-one-and-one]: one and one agree within 0\n"
+                                       "verdict: zero at most one holds\n")
+    for bad in ("one", "chk-", "chk-Upper", "chk-a_b", 3):
+        with pytest.raises(ValueError, match="label must look like"):
+            verdict("text", label=bad)

@@ -27,6 +27,10 @@ notebooks by `tools/index_of_checks.py`, and a test fails when it is stale.
 """
 
 
+# "verdict: text", or "verdict [chk-label]: text" for a check the text cites (rbm.checks.verdict)
+VERDICT = re.compile(r"verdict(?: \[(?P<label>chk-[a-z0-9-]+)\])?: ")
+
+
 def toc_notebooks():
     toc = (ROOT / "_toc.yml").read_text()
     return [ROOT / f"{name}.ipynb" for name in re.findall(r"file:\s*(chapters/[\w-]+)", toc)
@@ -61,12 +65,13 @@ def collect(path):
                     continue
                 in_verdict = False
                 for line in "".join(out["text"]).splitlines():
-                    if line.startswith("verdict:"):
-                        rows.append((section, slug, line[len("verdict:"):].strip()))
+                    head = VERDICT.match(line)
+                    if head:
+                        rows.append((section, slug, head["label"], line[head.end():].strip()))
                         in_verdict = True
                     elif in_verdict and line.startswith("    "):  # a wrapped verdict goes on
-                        section_, slug_, text = rows[-1]
-                        rows[-1] = (section_, slug_, f"{text} {line.strip()}")
+                        *place, text = rows[-1]
+                        rows[-1] = (*place, f"{text} {line.strip()}")
                     else:
                         in_verdict = False
     return title, rows
@@ -83,12 +88,31 @@ def render():
         # resolve "#anchor" links into notebooks, so these are plain HTML links.
         page = f"../chapters/{path.stem}.html"
         parts.append(f"\n## {title}\n\n| section (&#8599; opens it) | verdict |\n|---|---|")
-        for section, slug, verdict in rows:
+        cited = []
+        for section, slug, label, verdict in rows:
             where = f"{section} <a href=\"{page}#{slug}\">&#8599;</a>" if section else (
                 f"<a href=\"{page}\">{title}</a>")
+            if label:
+                cited.append((where, label, verdict))
+                verdict = f"{verdict} ({{ref}}`{label} <{label}>`)"
             parts.append(f"| {where} | {verdict.replace('|', chr(92) + '|')} |")
+        # The checks the text cites get a target each, so that {ref}`check <chk-...>` resolves.
+        if cited:
+            parts.append(f"\n### Checks cited in the text of \"{title}\"")
+            for where, label, verdict in cited:
+                parts.append(f"\n({label})=\n**{label}**: {verdict} (section: {where})")
     parts.insert(1, f"\n{total} checks in all.\n")
     return "\n".join(parts) + "\n"
+
+
+def labels():
+    """Every check label the notebooks print, mapped to the notebook that prints it."""
+    found = {}
+    for path in toc_notebooks():
+        for _, _, label, _ in collect(path)[1]:
+            if label:
+                found.setdefault(label, []).append(path.name)
+    return found
 
 
 def main(check=False):
