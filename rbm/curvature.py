@@ -303,8 +303,11 @@ def saddle_model(data, c):
 
     Its visible units are independent with the data's pixel frequencies, so the
     gradient of the mean log-likelihood vanishes there for every `c`: a
-    critical point of :math:`\bar\ell`, and a saddle unless the data's pixels
-    are pairwise uncorrelated (see :func:`saddle_curvature`).
+    critical point of :math:`\bar\ell`, and a saddle whenever two of the
+    data's pixels are correlated (see :func:`saddle_curvature`).  With pairwise
+    uncorrelated pixels the second-order test is silent, and the point need
+    not be a maximum: on the parity data ``{000, 011, 101, 110}``
+    :math:`\bar\ell` still rises along a weight column, at third order.
 
     Parameters
     ----------
@@ -364,7 +367,9 @@ def saddle_curvature(data, c):
     and the model share the pixel means, and the model's pixels are
     independent, so only the off-diagonal covariances remain.  Since the trace
     of :math:`C_q - \operatorname{diag} C_q` is zero, it has a positive
-    eigenvalue unless the pixels are pairwise uncorrelated.
+    eigenvalue unless the pixels are pairwise uncorrelated; then every
+    curvature here is zero, and whether :math:`W = 0` is a maximum is decided
+    at higher order.
 
     Examples
     --------
