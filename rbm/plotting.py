@@ -311,7 +311,7 @@ def draw_cd_chain(k=2, ax=None):
     return ax.figure
 
 
-def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False):
+def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False, frame=False):
     """Show flat images side by side in a grid of small panels.
 
     Parameters
@@ -327,6 +327,9 @@ def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False)
     symmetric : bool, default False
         Scale each image's colours symmetrically about zero with a diverging
         map (for weights); otherwise black on white between 0 and 1.
+    frame : bool, default False
+        Draw a thin grey frame around each image, so that an image with white
+        pixels at its border (or an all-white image) keeps its outline.
 
     Returns
     -------
@@ -358,10 +361,17 @@ def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False)
         height += 0.25 * n_rows
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(width, height), squeeze=False,
                              layout="constrained")
+    if not isinstance(frame, (bool, np.bool_)):
+        raise TypeError(f"frame must be a bool, got {type(frame).__name__}")
     for k, axis in enumerate(axes.flat):
         axis.set_axis_off()
         if k >= len(images):
             continue
+        if frame:  # the frame is the axes' spines, without ticks
+            axis.set_axis_on()
+            axis.set(xticks=[], yticks=[])
+            for spine in axis.spines.values():
+                spine.set(color="0.6", linewidth=0.8)
         picture = images[k].reshape(image_shape)
         if symmetric:
             limit = np.abs(picture).max() or 1.0

@@ -179,3 +179,15 @@ def test_cd_chain_diagram_draws_every_step_or_elides_the_middle():
     with pytest.raises(TypeError, match="k must be an int"):
         draw_cd_chain(2.0)
     plt.close("all")
+
+
+def test_show_images_frames_each_image_when_asked():
+    from rbm.plotting import show_images
+
+    framed = show_images(np.zeros((2, 4)), (2, 2), frame=True)
+    plain = show_images(np.zeros((2, 4)), (2, 2))
+    assert all(ax.axison for ax in framed.axes)
+    assert not any(ax.axison for ax in plain.axes)
+    with pytest.raises(TypeError, match="frame must be a bool"):
+        show_images(np.zeros((2, 4)), (2, 2), frame="yes")
+    plt.close("all")

@@ -25,8 +25,13 @@ the one-line verdict a code cell prints after its assertion passed, linked to
 the section that states the claim. For each chapter, the checks its text
 cites (by their label, such as `chk-estimating-bias-not-monotone`) come
 first; the routine checks, whose verdicts the chapter keeps folded, follow in
-a table. The page is generated from the executed notebooks by
-`tools/index_of_checks.py`, and a test fails when it is stale.
+a table. A "check" link in a chapter lands on its entry here, marked.
+
+```{contents} Chapters
+:local:
+:depth: 1
+:backlinks: none
+```
 """
 
 
