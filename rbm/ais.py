@@ -536,10 +536,10 @@ def reverse_ais_log_partition(model, v_init, *, betas=_PAPER_STEPS, rng, data=No
                               base_biases=None):
     r"""Estimate :math:`\log Z` by annealing *from* samples of the model *to* the base-rate model.
 
-    Reverse AIS (Burda, Grosse & Salakhutdinov 2015) runs the same chain
-    backwards: from :math:`v_K` = a row of `v_init`, for
-    :math:`k = K-1, \dots, 1` a Gibbs sweep at :math:`\beta_k` gives
-    :math:`v_k`, and
+    Reverse AIS, the upper half of bidirectional Monte Carlo (Grosse,
+    Ghahramani & Adams 2015), runs the same chain backwards: from
+    :math:`v_K` = a row of `v_init`, for :math:`k = K-1, \dots, 1` a Gibbs
+    sweep at :math:`\beta_k` gives :math:`v_k`, and
 
     .. math::
         \log w = \sum_{k=1}^{K} \big[\log p_{k-1}^*(v_k) - \log p_k^*(v_k)\big],
@@ -570,6 +570,18 @@ def reverse_ais_log_partition(model, v_init, *, betas=_PAPER_STEPS, rng, data=No
         ``log_weights`` are the reverse log-weights :math:`\log w_r`;
         ``std_error`` is the delta-method standard error of
         :math:`\log \bar w`, and so of ``log_z``.
+
+    Notes
+    -----
+    This is not RAISE (Burda, Grosse & Salakhutdinov 2015), which anneals
+    backwards from each data vector, needs no exact samples of the model,
+    and estimates that vector's log-likelihood conservatively.
+
+    References
+    ----------
+    .. [1] R. B. Grosse, Z. Ghahramani and R. P. Adams, "Sandwiching the
+       marginal likelihood using bidirectional Monte Carlo",
+       arXiv:1511.02543 (2015).
 
     Examples
     --------
