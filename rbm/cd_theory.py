@@ -33,8 +33,9 @@ enumerates both layers and holds :math:`2^{n_\text{visible}}\times
 
 import numpy as np
 
-from rbm._validation import as_float_array, check_positive_float, check_positive_int
-from rbm.exact import _check_distribution, all_states
+from rbm._validation import (as_float_array, check_distribution, check_positive_float,
+                              check_positive_int)
+from rbm.exact import all_states
 from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
@@ -52,12 +53,12 @@ _STEP = 1e-30
 # -- arguments --------------------------------------------------------------------------
 
 def _check(model, q, k):
-    check_model(model)
+    check_model(model, binary="cd_theory")
     for layer, n in (("n_visible", model.n_visible), ("n_hidden", model.n_hidden)):
         if n > MAX_THEORY_UNITS:
             raise ValueError(f"model has {layer}={n}; rbm.cd_theory enumerates both layers "
                              f"and allows at most {MAX_THEORY_UNITS} units in each")
-    q = _check_distribution(q, "q", 2**model.n_visible)
+    q = check_distribution(q, "q", 2**model.n_visible)
     if k is not None:
         k = check_positive_int(k, "k")
     return q, k

@@ -49,12 +49,12 @@ MAX_CURVATURE_VISIBLE = 16
 
 def n_parameters(model):
     """:math:`d = n_v n_h + n_v + n_h`, the number of parameters (and of statistics)."""
-    check_model(model)
+    check_model(model, binary="n_parameters")
     return model.n_visible * model.n_hidden + model.n_visible + model.n_hidden
 
 
 def _check_size(model, what):
-    check_model(model)
+    check_model(model, binary="curvature")
     check_enumeration_size(model.n_visible, what, limit=MAX_CURVATURE_VISIBLE)
     d = n_parameters(model)
     check_array_size(2**model.n_visible * d + 4 * d * d,
@@ -187,7 +187,7 @@ def flip_hidden(model, j):
     >>> bool(np.allclose(exact.log_prob(flip_hidden(model, 1), v), exact.log_prob(model, v)))
     True
     """
-    check_model(model)
+    check_model(model, binary="flip_hidden")
     if not isinstance(j, (int, np.integer)) or isinstance(j, bool) or not 0 <= j < model.n_hidden:
         raise ValueError(f"j must be an integer in [0, {model.n_hidden}), got {j!r}")
     W, b, c = model.W.copy(), model.b.copy(), model.c.copy()
@@ -199,7 +199,7 @@ def flip_hidden(model, j):
 
 def permute_hidden(model, order):
     """The RBM with its hidden units reordered by `order` (a permutation); the same :math:`p(v)`."""
-    check_model(model)
+    check_model(model, binary="permute_hidden")
     order = np.asarray(order)
     if order.shape != (model.n_hidden,) or not np.array_equal(np.sort(order),
                                                               np.arange(model.n_hidden)):
@@ -242,7 +242,7 @@ def from_centered(centered, mu, lam):
 
 def to_centered(model, mu, lam):
     """The centered parameters of `model` for the offsets `mu`, `lam`; inverse of :func:`from_centered`."""
-    check_model(model)
+    check_model(model, binary="to_centered")
     mu, lam = _check_offsets(mu, lam, model.n_visible, model.n_hidden)
     return Gradient(model.W.copy(), model.b + model.W @ lam, model.c + model.W.T @ mu)
 
@@ -314,7 +314,7 @@ def add_hidden_unit(model, state, log_gain, *, sharpness=30.0):
     >>> bool(np.allclose(ratio / ratio[0], [1, 1, 1, 1, 1, 4, 1, 1]))
     True
     """
-    check_model(model)
+    check_model(model, binary="add_hidden_unit")
     state, _ = check_binary(state, "state", model.n_visible)
     state = state[0]
     for name, value in (("log_gain", log_gain), ("sharpness", sharpness)):

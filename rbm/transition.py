@@ -119,7 +119,7 @@ def gibbs_transition_matrix(model, *, chunk_size=None):
     >>> bool(np.allclose(p @ T, p))
     True
     """
-    check_model(model)
+    check_model(model, binary="gibbs_transition_matrix")
     _check_sizes(model, "gibbs_transition_matrix")
     return _transition_matrix(model, _chunk(chunk_size, 2**model.n_visible))
 
@@ -215,7 +215,7 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
     >>> len(curve)
     3
     """
-    check_model(model)
+    check_model(model, binary="cd_expected_gradient")
     _check_sizes(model, "cd_expected_gradient")
     data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     single = not isinstance(k, (list, tuple, np.ndarray, range))
@@ -322,7 +322,7 @@ def cd1_variant_expected_gradient(model, data, *, reconstruction="sample",
     >>> bool(np.abs(wrong_step.c).max() < 1e-12)
     True
     """
-    check_model(model)
+    check_model(model, binary="cd1_variant_expected_gradient")
     if reconstruction not in _RECONSTRUCTIONS:
         raise ValueError(f"reconstruction must be 'sample' or 'probabilities', got {reconstruction!r}")
     if negative_hidden not in _NEGATIVE_HIDDEN:
