@@ -27,13 +27,14 @@ def gibbs_steps(model, v, k, rng, beta=1.0):
     return v
 
 
-def row_statistics(model, v, h=None, mean_h=None):
+def row_statistics(model, v, h=None, mean_h=None, weights=None):
     r"""Sums over the rows of :math:`-\partial E/\partial\theta`, per parameter (a dict).
 
     With `h` (sampled hidden rows) the hidden statistic is :math:`s(h)`;
     without it, the conditional mean given `v` (`mean_h`, if already
     computed), with the hidden parameters' gradients summed out
-    (Rao-Blackwellised).  The caller divides by the number of rows.
+    (Rao-Blackwellised).  The caller divides by the number of rows.  With
+    `weights` (one per row) the sums are weighted.
     """
     visible, hidden = model.visible, model.hidden
     I = model.input_hidden(v)
@@ -45,6 +46,8 @@ def row_statistics(model, v, h=None, mean_h=None):
         grads_h = hidden.potential_gradient(h, I)
     n = v.shape[0]
     Sv = visible.statistic(v)
+    if weights is not None:
+        return _weighted_statistics(model, v, Sv, H, grads_h, weights)
     if Sv.ndim == 2 and H.ndim == 2:
         fields = {"W": Sv.T @ H}
         I_v = None if visible.bits is not None else H @ model.W.T
@@ -57,6 +60,20 @@ def row_statistics(model, v, h=None, mean_h=None):
     names = parameter_names("hidden", hidden)
     for key, g in grads_h.items():
         fields[names[key]] = np.add.reduce(g, axis=0)
+    return fields
+
+
+def _weighted_statistics(model, v, Sv, H, grads_h, w):
+    n = v.shape[0]
+    Sv2, H2 = Sv.reshape(n, -1), H.reshape(n, -1)
+    fields = {"W": ((Sv2 * w[:, None]).T @ H2).reshape(model.W.shape)}
+    I_v = model.input_visible_from_statistic(H2)
+    names = parameter_names("visible", model.visible)
+    for key, g in model.visible.potential_gradient(v, I_v).items():
+        fields[names[key]] = np.tensordot(w, g, axes=1)
+    names = parameter_names("hidden", model.hidden)
+    for key, g in grads_h.items():
+        fields[names[key]] = np.tensordot(w, g, axes=1)
     return fields
 
 

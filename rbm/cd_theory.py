@@ -35,7 +35,7 @@ import numpy as np
 
 from rbm._validation import (as_float_array, check_distribution, check_positive_float,
                               check_positive_int)
-from rbm.exact import all_states
+from rbm.exact import all_states, visible_distribution
 from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
@@ -149,6 +149,15 @@ def _transition(model):
     return gibbs_transition_matrix(model)
 
 
+def _general_transition(model, what):
+    """T and p(v) of a model of two discrete layers other than {0,1} (None for those)."""
+    check_model(model)
+    if model.is_binary:
+        return None
+    from_layers = gibbs_transition_matrix(model)
+    return from_layers, visible_distribution(model)
+
+
 def second_eigenvalue(model):
     r"""The second largest eigenvalue :math:`\lambda_2` of the visible Gibbs transition :math:`T`.
 
@@ -175,8 +184,13 @@ def second_eigenvalue(model):
     >>> bool(0.0 <= second_eigenvalue(weak) < 0.01)
     True
     """
-    T = _transition(model)
-    root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
+    general = _general_transition(model, "second_eigenvalue")
+    if general is not None:
+        T, p = general
+        root = np.sqrt(p)
+    else:
+        T = _transition(model)
+        root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
     symmetric = root[:, None] * T / root[None, :]
     return float(np.linalg.eigvalsh((symmetric + symmetric.T) / 2)[-2])
 
@@ -210,7 +224,8 @@ def dobrushin_coefficient(model):
     >>> dobrushin_coefficient(independent)  # every row of T is p
     0.0
     """
-    T = _transition(model)
+    general = _general_transition(model, "dobrushin_coefficient")
+    T = _transition(model) if general is None else general[0]
     # TV(T_v, T_v') = 1 - sum_w min(T(v, w), T(v', w)), one row against all at a time
     overlap = min(np.minimum(row[None, :], T).sum(axis=1).min() for row in T)
     return float(max(0.0, 1.0 - overlap))

@@ -275,8 +275,11 @@ def test_an_algorithm_names_the_layer_and_the_property_it_needs():
     from rbm import pseudolikelihood, transition
     with pytest.raises(ValueError, match="discrete visible layer; model.visible is Gaussian"):
         pseudolikelihood.pseudo_log_likelihood(model, np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="needs discrete units; model.visible is Gaussian"):
+        transition.gibbs_transition_matrix(_model(("gaussian", "binary")))
+    from rbm import curvature
     with pytest.raises(ValueError, match=r"\{0,1\} units.*model.visible is Spin"):
-        transition.gibbs_transition_matrix(_model(("spin", "binary")))
+        curvature.fisher_information(_model(("spin", "binary")))
 
 
 def test_spin_model_equals_its_binary_image():
