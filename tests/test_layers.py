@@ -279,7 +279,7 @@ def test_an_algorithm_names_the_layer_and_the_property_it_needs():
         transition.gibbs_transition_matrix(_model(("gaussian", "binary")))
     from rbm import curvature
     with pytest.raises(ValueError, match=r"\{0,1\} units.*model.visible is Spin"):
-        curvature.fisher_information(_model(("spin", "binary")))
+        curvature.flip_hidden(_model(("spin", "binary")), 0)
 
 
 def test_spin_model_equals_its_binary_image():
@@ -411,3 +411,41 @@ def test_peer_drelu_deviation_is_pgms():
         want = m.visible.energy(row[None])[0] - sum(
             _unit_log_normaliser(m.hidden, j, u[j]) for j in range(m.n_hidden))
         assert f == pytest.approx(want, rel=1e-11)
+
+
+@pytest.mark.parametrize("pair", [("spin", "binary"), ("potts", "spin"), ("potts", "potts")],
+                         ids="-".join)
+def test_curvature_of_any_discrete_layers(pair):
+    """Fisher matrix = E_p(v)[score score^T] with the score from exact.gradient of one row;
+    Hessians = finite differences of the model term and of the gradient."""
+    from rbm import curvature
+    model = _model(pair, n_visible=2, n_hidden=2)
+    V = model.visible.states(0, model.visible.n_states**2)
+    p = exact.visible_distribution(model)
+    scores = np.array([exact.gradient(model, v[None]).flat() for v in V])
+    np.testing.assert_allclose(curvature.fisher_information(model),
+                               (scores * p[:, None]).T @ scores, atol=1e-12)
+    data = model.visible.random_states(3, rng=4)
+    params = list(model.parameters().values())
+    flat = lambda: np.concatenate([a.ravel() for a in params])  # noqa: E731
+
+    def jacobian(f, eps=1e-6):
+        cols = []
+        for arr in params:
+            for idx in np.ndindex(*arr.shape):
+                saved = arr[idx]
+                arr[idx] = saved + eps
+                up = f()
+                arr[idx] = saved - eps
+                down = f()
+                arr[idx] = saved
+                cols.append((up - down) / (2 * eps))
+        return np.stack(cols, axis=1)
+    assert curvature.n_parameters(model) == flat().size
+    np.testing.assert_allclose(curvature.log_partition_hessian(model),
+                               jacobian(lambda: exact.model_statistics(model).flat()),
+                               atol=1e-7)
+    np.testing.assert_allclose(curvature.log_likelihood_hessian(model, data),
+                               jacobian(lambda: exact.gradient(model, data).flat()), atol=1e-7)
+    step = curvature.natural_gradient(model, data)
+    assert step.names == tuple(model.parameters())
