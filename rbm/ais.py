@@ -30,6 +30,17 @@ The base model's partition function is in closed form,
 
 .. math:: \log Z_A = \sum_i \operatorname{softplus}(b_{A,i}) + n_\text{hidden} \log 2.
 
+**Any two layers.**  For a model of other layers (:mod:`rbm.layers`) the
+base model has no weights and the base layers of :func:`base_layers` (zero
+fields for discrete units, the uniform distribution; the layer itself for
+continuous units, so that only the weights are annealed), and the
+intermediate model at :math:`\beta` is the RBM with weights :math:`\beta W`
+and layers whose energies are :math:`(1-\beta)E_A + \beta E`
+(``layer.anneal``).  :math:`\log Z_A` is the sum of the base layers'
+log-normalisers at zero input, and a Gibbs sweep of the intermediate model is
+the transition.  For two {0,1} layers this is the scheme above, and the
+binary model keeps its own loop (the same draws as before).
+
 References
 ----------
 .. [1] R. Salakhutdinov and I. Murray, "On the quantitative analysis of deep

@@ -62,6 +62,18 @@ the executor running it again (Dask does run it again on another worker),
 makes the call raise :class:`RuntimeError` naming the task's blocks, from the
 task's own exception: a sum is never returned with a segment missing.
 
+**Any two layers.**  The functions take a model of any two layers
+(:mod:`rbm.layers`) with at least one discrete layer: the discrete layer
+with fewer states is enumerated and the other summed or integrated in closed
+form through its log-normaliser (a Gaussian, ReLU or dReLU layer exactly).
+Two {0,1} or ±1 layers run on the engine above (a ±1 unit is an affine map of
+a bit, so the model is a binary one with shifted fields and a constant);
+any other model runs on the layer engine of ``rbm._enumeration``, which
+shares the blocks, segments, threads, Ctrl-C and executors, and so gives the
+same bits on any number of cores.  Its moments are those of the statistics
+:math:`s(v)`, :math:`s(h)`; :func:`model_statistics` and
+:func:`data_statistics` give every parameter's term of the gradient.
+
 States of a layer with ``n`` units are ordered as the binary numbers
 ``0 .. 2**n - 1`` with the **first unit as the most significant bit**
 (see :func:`all_states`).
