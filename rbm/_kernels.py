@@ -27,20 +27,18 @@ def gibbs_steps(model, v, k, rng, beta=1.0):
     return v
 
 
-def row_statistics(model, v, h=None, mean_h=None, weights=None):
+def row_statistics(model, v, h=None, weights=None):
     r"""Sums over the rows of :math:`-\partial E/\partial\theta`, per parameter (a dict).
 
     With `h` (sampled hidden rows) the hidden statistic is :math:`s(h)`;
-    without it, the conditional mean given `v` (`mean_h`, if already
-    computed), with the hidden parameters' gradients summed out
+    without it, the conditional mean given `v`, with the hidden parameters' gradients summed out
     (Rao-Blackwellised).  The caller divides by the number of rows.  With
     `weights` (one per row) the sums are weighted.
     """
     visible, hidden = model.visible, model.hidden
     I = model.input_hidden(v)
     if h is None:
-        H = hidden.mean_statistic(I) if mean_h is None else mean_h
-        grads_h = hidden.normaliser_gradient(I)
+        H, grads_h = hidden.conditional_statistics(I)
     else:
         H = hidden.statistic(h)
         grads_h = hidden.potential_gradient(h, I)

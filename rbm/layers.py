@@ -41,6 +41,8 @@ Markov step serves tempering and annealing alike).  Methods:
     Per row and parameter: :math:`\partial_\theta[-E(x) + I\cdot s(x)]` and
     :math:`\partial_\theta A_1(I) = \mathbb E[\partial_\theta(-E + I\cdot s)\mid I]`;
     the log-likelihood gradient is data minus model averages of these.
+    ``conditional_statistics(I)`` returns ``mean_statistic(I)`` and
+    ``normaliser_gradient(I)`` at once, for the sampling estimators.
 ``discrete``, ``n_states``, ``states(start, stop)``
     Whether the layer can be enumerated; the states of one unit; states
     ``start .. stop - 1`` of the layer in order (first unit most
@@ -264,6 +266,11 @@ class Layer:
         r""":math:`s(x) = x`."""
         return x
 
+    def conditional_statistics(self, I):
+        """:meth:`mean_statistic` and :meth:`normaliser_gradient` at once, for the sampling
+        estimators (a layer may compute them faster, to rounding)."""
+        return self.mean_statistic(I), self.normaliser_gradient(I)
+
     def embed(self, x):
         """The states in the representation of :meth:`mean`: the states themselves."""
         return x
@@ -366,6 +373,11 @@ class Binary(_TwoState):
     def mean_statistic(self, I, beta=1.0):
         r""":math:`\sigma(\beta(b + I))`."""
         return sigmoid(self._field(I, beta))
+
+    def conditional_statistics(self, I):
+        """The conditional means by the sampling kernel's sigmoid (tanh, to 2.3e-16)."""
+        p = sigmoid_inplace(self._field(I, 1.0))
+        return p, {"bias": p}
 
     def sample(self, I, *, rng, beta=1.0):
         """Independent 0/1 draws (float64): one uniform per unit, ``u < p``."""
