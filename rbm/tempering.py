@@ -117,7 +117,8 @@ def tempering_transition_matrix(model, betas):
     Parameters
     ----------
     model : RBM
-        With ``R * n_visible <= MAX_TEMPERING_BITS``.
+        With ``R * n_visible <= MAX_TEMPERING_BITS`` (in bits: ``q`` states count
+        :math:`\log_2 q` each); two discrete layers, not Gaussian ones.
     betas : array_like of shape (n_replicas,)
         Inverse temperatures, :math:`\beta_1 = 1 > \beta_2 > \dots \ge 0`, one per replica
         (:math:`R` of them).
@@ -144,19 +145,24 @@ def tempering_transition_matrix(model, betas):
     >>> bool(np.abs(K - gibbs_transition_matrix(model)).max() < 1e-15)
     True
     """
-    check_model(model, binary="tempering_transition_matrix")
+    check_model(model)
     betas = _check_betas(betas)
     n_replicas, n_visible = len(betas), model.n_visible
-    check_enumeration_size(n_replicas * n_visible,
+    for side in ("visible", "hidden"):
+        if not getattr(model, side).discrete:
+            raise ValueError(f"tempering_transition_matrix needs discrete units; model.{side} "
+                             f"is {getattr(model, side)!r}, which is continuous")
+    bits = n_visible * np.log2(model.visible.n_states)
+    check_enumeration_size(int(np.ceil(n_replicas * bits - 1e-9)),
                            f"tempering_transition_matrix with {n_replicas} replicas of "
                            f"{n_visible} visible units", limit=MAX_TEMPERING_BITS)
     models = [tempered(model, beta) for beta in betas]
     K = np.ones((1, 1))
     for m in models:
         K = np.kron(K, gibbs_transition_matrix(m))
-    V = all_states(n_visible)
-    log_weight = np.array([-m.free_energy(V) for m in models])      # (R, 2**n_visible)
-    n_states = 2**n_visible
+    n_states = model.visible.n_states ** n_visible
+    V = all_states(n_visible) if model.is_binary else model.visible.states(0, n_states)
+    log_weight = np.array([-m.free_energy(V) for m in models])      # (R, n_states)
     replica_state = np.array(np.unravel_index(np.arange(n_states**n_replicas),
                                               (n_states,) * n_replicas))   # (R, N)
     place = n_states ** np.arange(n_replicas - 1, -1, -1)

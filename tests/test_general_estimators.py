@@ -194,3 +194,21 @@ def test_training_any_model_raises_its_likelihood(pair):
     training.train(model, data, estimators.PCD(20), learning_rate=0.01, epochs=3,
                    batch_size=3, rng=0, momentum=0.5, weight_decay=1e-3)
     assert np.isfinite(training.reconstruction_error(model, data))
+
+
+def test_tempered_pcd_on_potts_moves_as_its_exact_tempering_matrix():
+    """As above for a Potts-spin model (q = 3, seed 12): one step from one joint state."""
+    from scipy.stats import chisquare
+    model = _model(("potts", "spin"), n_visible=2, n_hidden=2, scale=1.5)
+    betas = [1.0, 0.3]
+    K = tempering.tempering_transition_matrix(model, betas)
+    pt = tempering.TemperedPCD(n_chains=30_000, betas=betas)
+    pt.chains = np.empty((2, 30_000, 2))
+    pt.chains[0], pt.chains[1] = [0, 2], [1, 1]
+    pt.gradient(model, [[0, 1]], rng=12)
+    idx = transition.state_indices(model.visible, pt.chains[0]) * 9 + transition.state_indices(
+        model.visible, pt.chains[1])
+    counts = np.bincount(idx, minlength=81)
+    expected = K[2 * 9 + 4] * 30_000
+    keep = expected > 0
+    assert chisquare(counts[keep], expected[keep]).pvalue > 1e-6
