@@ -218,27 +218,15 @@ def _state_bits(layer):
 
 
 def _bits_problem(model, side):
-    r"""Two layers of {0,1}-affine units as the binary engine's problem.
-
-    Each statistic is :math:`s = \alpha x + \beta` of a bit :math:`x`, so
-    :math:`-E = b'^\top x + c'^\top y + x^\top W' y + \kappa` with
-    :math:`W' = \alpha_v\alpha_h W`, :math:`b' = \alpha_v(b + W\beta_h)`,
-    :math:`c' = \alpha_h(c + W^\top\beta_v)` and :math:`\kappa = \beta_v b^\top 1
-    + \beta_h c^\top 1 + \beta_v\beta_h 1^\top W 1`: returns ``(a_x, a_y, M, kappa)``.
-    For {0,1} layers the map is the identity, exactly.
-    """
-    (av, bv), (ah, bh) = model.visible.bits, model.hidden.bits
-    W, b, c = model.W, model.b, model.c
-    if (av, bv, ah, bh) == (1.0, 0.0, 1.0, 0.0):
-        a_v, a_h, Wp, kappa = b, c, W, 0.0
+    """Two layers of {0,1} or ±1 units as the binary engine's problem ``(a_x, a_y, M, kappa)``
+    (:meth:`rbm.RBM.to_binary`; for {0,1} layers the model's own arrays)."""
+    if model.is_binary:
+        binary, kappa = model, 0.0
     else:
-        a_v = av * (b + W @ np.full(W.shape[1], bh))
-        a_h = ah * (c + W.T @ np.full(W.shape[0], bv))
-        Wp = (av * ah) * W
-        kappa = float(bv * b.sum() + bh * c.sum() + bv * bh * W.sum())
+        binary, kappa = model.to_binary()
     if side == "hidden":
-        return a_h, a_v, Wp.T, kappa
-    return a_v, a_h, Wp, kappa
+        return binary.c, binary.b, binary.W.T, kappa
+    return binary.b, binary.c, binary.W, kappa
 
 
 def _statistic_moments(model, x, y, xy):

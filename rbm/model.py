@@ -253,6 +253,53 @@ class RBM:
         axes = tuple(range(nv, self.W.ndim)) + tuple(range(nv))
         return RBM(self.W.transpose(axes), self.hidden, self.visible)
 
+    def to_binary(self):
+        r"""The binary RBM with the same distribution over the layers' bits, and the constant
+        between the energies.
+
+        Each unit of a {0,1} or ±1 layer has statistic :math:`s = \alpha x + \beta` of a
+        bit :math:`x` (:math:`\alpha = 2, \beta = -1` for a spin), so
+
+        .. math::
+            -E(v, h) = b'^\top x + c'^\top y + x^\top W' y + \kappa,\quad
+            W' = \alpha_v \alpha_h W,
+
+        with :math:`b' = \alpha_v (b + W\beta_h 1)`, :math:`c' = \alpha_h (c + W^\top\beta_v 1)`
+        and :math:`\kappa = \beta_v b^\top 1 + \beta_h c^\top 1 + \beta_v\beta_h 1^\top W 1`.
+        Hence :math:`\log Z = \log Z' + \kappa` and :math:`p(v) = p'(x)`; for two {0,1}
+        layers the map is the identity, exactly.
+
+        Returns
+        -------
+        (RBM, float)
+            The binary model and :math:`\kappa`.
+
+        Raises
+        ------
+        ValueError
+            If a layer is not a {0,1} or ±1 layer.
+
+        Examples
+        --------
+        >>> from rbm.layers import Spin
+        >>> binary, kappa = RBM(np.zeros((1, 1)), Spin([0.5]), Spin([0.0])).to_binary()
+        >>> binary.b.tolist(), binary.c.tolist(), kappa
+        ([1.0], [0.0], -0.5)
+        """
+        self.check()
+        for side in ("visible", "hidden"):
+            if getattr(self, side).bits is None:
+                raise ValueError(f"to_binary needs {{0,1}} or ±1 layers; model.{side} is "
+                                 f"{getattr(self, side)!r}")
+        (av, bv), (ah, bh) = self.visible.bits, self.hidden.bits
+        W, b, c = self.W, self.b, self.c
+        if (av, bv, ah, bh) == (1.0, 0.0, 1.0, 0.0):
+            return RBM(W, b, c), 0.0
+        binary = RBM((av * ah) * W, av * (b + W @ np.full(W.shape[1], bh)),
+                     ah * (c + W.T @ np.full(W.shape[0], bv)))
+        kappa = float(bv * b.sum() + bh * c.sum() + bv * bh * W.sum())
+        return binary, kappa
+
     # -- inputs, energies ---------------------------------------------------------------
 
     def _matrix(self):

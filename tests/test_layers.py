@@ -283,13 +283,16 @@ def test_an_algorithm_names_the_layer_and_the_property_it_needs():
 
 
 def test_spin_model_equals_its_binary_image():
-    """A ±1 model is the binary model of its bits: b' = 2(b - W 1), c' = 2(c - W^T 1) for two
-    spin layers... checked through log Z and p(v) against the brute-force joint sum."""
+    """A ±1 model is the binary model of its bits (b' = 2(b - W 1), c' = 2(c - W^T 1) for two
+    spin layers): the same p(v), and log Z shifted by the constant kappa."""
     model = _model(("spin", "spin"))
     (av, bv), (ah, bh) = model.visible.bits, model.hidden.bits
     W, b, c = model.W, model.b, model.c
     image = RBM(av * ah * W, av * (b + W @ np.full(2, bh)), ah * (c + W.T @ np.full(3, bv)))
     kappa = bv * b.sum() + bh * c.sum() + bv * bh * W.sum()
+    image2, kappa2 = model.to_binary()
+    np.testing.assert_array_equal(image2.W, image.W)
+    assert kappa2 == kappa
     assert exact.log_partition(model) == pytest.approx(exact.log_partition(image) + kappa,
                                                        rel=1e-13)
     np.testing.assert_allclose(exact.visible_distribution(model),
