@@ -219,7 +219,7 @@ class PCD:
             One field per parameter of the model.
         """
         v0, rng = checked_data(model, data, rng)
-        self.chains = gibbs_steps(model, self._start(model, v0, rng), self.k, rng)
+        self.chains = gibbs_steps(model, self.current_chains(model, v0, rng), self.k, rng)
         return self._estimate(model, v0, rng)
 
     def _estimate(self, model, v0, rng):
@@ -232,8 +232,9 @@ class PCD:
         return contrast(row_statistics(model, v0, h_pos), n,
                         row_statistics(model, self.chains, h_neg), m)
 
-    def _start(self, model, v0, rng):
-        """The chains' states before this call's steps: as stored, or initialised from `v0`."""
+    def current_chains(self, model, v0, rng):
+        """The chains' states before this call's steps: as stored, or initialised from `v0`
+        (drawn as the first call of :meth:`gradient` draws them; the fused trainer uses it too)."""
         if self.chains is None:
             check_array_size(self.n_chains * model.n_visible,
                              f"n_chains={self.n_chains} chains of {model.n_visible} units")
@@ -318,7 +319,7 @@ class FastPCD(PCD):
         Gradient
         """
         v0, rng = checked_data(model, data, rng)
-        start = self._start(model, v0, rng)
+        start = self.current_chains(model, v0, rng)
         params = model.parameters()
         if self.fast is None or {k: v.shape for k, v in self.fast.fields.items()} != {
                 k: v.shape for k, v in params.items()}:

@@ -117,6 +117,8 @@ __all__ = [
     "model_expectations",
     "data_statistics",
     "model_statistics",
+    "hidden_marginal",
+    "model_means",
     "gradient",
     "enumerated_side",
 ]
@@ -428,12 +430,8 @@ def _log_prob_at(model, index, log_z):
     r""":math:`\log p(v)` of the visible states numbered `index`, in blocks of bounded memory."""
     out = np.empty(len(index))
     rows = _rows_per_block(model)
-    q, n = model.visible.n_states, model.n_visible
-    powers = q ** np.arange(n - 1, -1, -1, dtype=np.int64)
-    values = model.visible.states(0, q)[:, -1] if q != 2 or model.visible.bits else None
     for start in range(0, len(index), rows):
-        digits = (index[start:start + rows, None] // powers) % q
-        V = values[digits] if values is not None else digits.astype(float)
+        V = model.visible.states_at(index[start:start + rows])
         out[start:start + rows] = -model.free_energy(V) - log_z
     return out
 
@@ -508,8 +506,71 @@ def sample(model, n_samples, *, rng):
         small = layer.n_units
         chosen = ((index[:, None] >> np.arange(small - 1, -1, -1)) & 1).astype(float)
     else:
-        chosen = np.concatenate([layer.states(i, i + 1) for i in index])
+        chosen = layer.states_at(index)
     return model.sample_v_given_h(chosen, rng=rng) if by_hidden else chosen
+
+
+def hidden_marginal(model):
+    r"""Every hidden state and its exact probability, :math:`p(h) \propto
+    e^{-E_\text{h}(h) + A_\text{v}(W s_\text{h}(h))}` (the visible layer summed or integrated out).
+
+    For Gaussian visible units :math:`p(v) = \sum_h p(h)\, p(v \mid h)` is a mixture of
+    Gaussians, one per hidden state, with these weights.
+
+    Parameters
+    ----------
+    model : RBM
+        With a discrete hidden layer of at most ``2**MAX_DENSE_BITS`` states.
+
+    Returns
+    -------
+    (ndarray of shape (n_states, n_hidden), ndarray of shape (n_states,))
+        The states, in the order of ``model.hidden.states``, and their probabilities.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> from rbm.layers import Binary, Gaussian
+    >>> model = RBM(np.zeros((1, 2)), Gaussian([0.0]), Binary([0.0, np.log(3.0)]))
+    >>> H, p = hidden_marginal(model)
+    >>> [round(float(x), 12) for x in p]
+    [0.125, 0.375, 0.125, 0.375]
+    """
+    check_model(model)
+    if not model.hidden.discrete:
+        raise ValueError(f"hidden_marginal needs a discrete hidden layer; model.hidden is "
+                         f"{model.hidden!r}, which is continuous")
+    flipped = model.transpose()
+    p = visible_distribution(flipped)
+    return model.hidden.states(0, p.size), p
+
+
+def model_means(model):
+    r"""Exact :math:`\langle v\rangle` and :math:`\langle h\rangle` under the model (means of the
+    states, in the representation of ``layer.embed``: one-hot for Potts units).
+
+    The discrete layer with fewer states is enumerated with its exact marginal; the other
+    layer's mean is the average of its conditional mean.
+
+    Parameters
+    ----------
+    model : RBM
+        Whose enumerated layer has at most ``2**MAX_DENSE_BITS`` states.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+    """
+    check_model(model)
+    side = enumerated_side(model)
+    if side == "hidden":
+        H, p = hidden_marginal(model)
+        return p @ model.visible.mean(model.input_visible(H)).reshape(len(H), -1), \
+            p @ model.hidden.embed(H).reshape(len(H), -1)
+    V = model.visible.states(0, model.visible.n_states ** model.n_visible)
+    p = visible_distribution(model)
+    return p @ model.visible.embed(V).reshape(len(V), -1), \
+        p @ model.hidden.mean(model.input_hidden(V)).reshape(len(V), -1)
 
 
 def empirical_distribution(data):

@@ -43,10 +43,10 @@ Markov step serves tempering and annealing alike).  Methods:
     the log-likelihood gradient is data minus model averages of these.
     ``conditional_statistics(I)`` returns ``mean_statistic(I)`` and
     ``normaliser_gradient(I)`` at once, for the sampling estimators.
-``discrete``, ``n_states``, ``states(start, stop)``
+``discrete``, ``n_states``, ``states(start, stop)``, ``states_at(index)``
     Whether the layer can be enumerated; the states of one unit; states
-    ``start .. stop - 1`` of the layer in order (first unit most
-    significant).  ``bits`` is ``(alpha, beta)`` when the statistic is
+    ``start .. stop - 1`` (or numbered `index`) of the layer in order (first
+    unit most significant).  ``bits`` is ``(alpha, beta)`` when the statistic is
     ``alpha * x + beta`` of a {0,1} bit (Binary, Spin), which lets the fast
     engines of :mod:`rbm.exact` and :mod:`rbm.training` run; else ``None``.
 ``random_states(n, *, rng)``, ``base()``, ``anneal(base, beta)``
@@ -293,12 +293,20 @@ class Layer:
             arr[...] = (1.0 - beta) * getattr(base, key) + beta * arr
         return new
 
+    @property
+    def values(self):
+        """The values of one unit of a discrete layer, in order (None for a continuous one)."""
+        return self.states_at(np.arange(self.n_states))[:, -1] if self.discrete else None
+
     def states(self, start, stop):
         """States ``start .. stop - 1`` of the layer in order, first unit most significant."""
-        idx = np.arange(start, stop, dtype=np.int64)
+        return self.states_at(np.arange(start, stop, dtype=np.int64))
+
+    def states_at(self, index):
+        """The states numbered `index` (an int64 array) in the order of :meth:`states`."""
         q = self.n_states
         powers = q ** np.arange(self.n_units - 1, -1, -1, dtype=np.int64)
-        digits = (idx[:, None] // powers) % q
+        digits = (np.asarray(index, dtype=np.int64)[:, None] // powers) % q
         return self._values[digits] if self._values is not None else digits.astype(float)
 
     _values = None
@@ -600,9 +608,9 @@ class Gaussian(Layer):
 
     def log_normaliser(self, I, beta=1.0):
         r""":math:`\sum_i \tfrac12\log(2\pi\sigma_i^2/\beta) + \beta(b_i I_i/\sigma_i + I_i^2/2)`."""
-        out = (_LOG_SQRT_2PI + self.log_sigma + I * (self.bias / self.sigma)
-               + 0.5 * I * I)
-        if beta != 1.0:
+        if beta == 1.0:
+            out = _LOG_SQRT_2PI + self.log_sigma + I * (self.bias / self.sigma) + 0.5 * I * I
+        else:
             out = (_LOG_SQRT_2PI + self.log_sigma - 0.5 * np.log(beta)
                    + beta * (I * (self.bias / self.sigma) + 0.5 * I * I))
         return out.sum(axis=1)

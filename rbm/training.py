@@ -17,10 +17,11 @@ and likewise for ``b`` and ``c`` with :math:`\lambda = 0`.
 :func:`train` has one loop over epochs and batches; what an update does is
 behind a *stepper* with three methods (``begin_epoch``, ``step``, ``sync``):
 the general stepper asks the estimator for a gradient and applies the rule
-above; for this package's :class:`~rbm.estimators.CD` and
-:class:`~rbm.estimators.PCD` the fused stepper (the private module
-``rbm._fused``) makes the same updates from the same draws with far fewer
-array operations.
+above, to every parameter of the model (any two layers); for this
+package's :class:`~rbm.estimators.CD` and :class:`~rbm.estimators.PCD` on a
+model of two {0,1} layers (``model.is_binary``) the fused stepper (the
+private module ``rbm._fused``) makes the same updates from the same draws
+with far fewer array operations.
 """
 
 from dataclasses import dataclass, field

@@ -452,3 +452,23 @@ def test_curvature_of_any_discrete_layers(pair):
                                jacobian(lambda: exact.gradient(model, data).flat()), atol=1e-7)
     step = curvature.natural_gradient(model, data)
     assert step.names == tuple(model.parameters())
+
+
+def test_unit_values_hidden_marginal_and_model_means():
+    assert Binary([0.0]).values.tolist() == [0.0, 1.0]
+    assert Spin([0.0]).values.tolist() == [-1.0, 1.0]
+    assert Potts(np.zeros((1, 3))).values.tolist() == [0.0, 1.0, 2.0]
+    assert Gaussian([0.0]).values is None
+    model = _model(("gaussian", "binary"))
+    H, p = exact.hidden_marginal(model)
+    F = model.free_energy_hidden(H)
+    np.testing.assert_allclose(p, np.exp(-F - exact.log_partition(model)), rtol=1e-12)
+    v_mean, h_mean = exact.model_means(model)
+    moments = exact.model_expectations(model)
+    np.testing.assert_allclose(v_mean, model.visible.sigma * moments.v, rtol=1e-12)
+    np.testing.assert_allclose(h_mean, moments.h, rtol=1e-12)
+    model = _model(("potts", "spin"))
+    v_mean, h_mean = exact.model_means(model)
+    moments = exact.model_expectations(model)
+    np.testing.assert_allclose(v_mean, moments.v.ravel(), rtol=1e-12)
+    np.testing.assert_allclose(h_mean, moments.h, rtol=1e-12)
