@@ -81,7 +81,7 @@ bench:
 	$(MAKE) bench OPTIONAL=1
 endif
 
-# chapters/10_digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
+# chapters/digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
 digits: $(STAMP)
 	$(PY) tools/train_digits.py
 

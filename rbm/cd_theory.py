@@ -40,8 +40,10 @@ from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
 
-__all__ = ["MAX_THEORY_UNITS", "second_eigenvalue", "dobrushin_coefficient", "expected_update", "update_jacobian", "cd_objective",
-           "cd_objective_gradient", "dropped_term", "loop_integral", "fixed_point"]
+__all__ = ["MAX_THEORY_UNITS", "transition_eigenvalues", "second_eigenvalue",
+           "largest_flip_energy", "dobrushin_coefficient", "expected_update", "update_jacobian",
+           "cd_objective", "cd_objective_gradient", "dropped_term", "loop_integral",
+           "fixed_point"]
 
 # Each function holds (2**n_visible, 2**n_hidden) complex numbers, and the Jacobian
 # costs one such pass per parameter: at 10 units a layer that is 16 MiB and seconds.
@@ -158,15 +160,61 @@ def _general_transition(model, what):
     return from_layers, visible_distribution(model)
 
 
+def transition_eigenvalues(model):
+    r"""All eigenvalues of the visible Gibbs transition :math:`T`, in ascending order.
+
+    :math:`T = AB` with :math:`A(v, h) = p(h \mid v)` and
+    :math:`B(h, v') = p(v' \mid h)`: a step to the hidden layer and back.
+    With :math:`D_v = \operatorname{diag}(p(v))` and
+    :math:`D_h = \operatorname{diag}(p(h))`, :math:`D_v A = (D_h B)^\top`
+    (both are the joint :math:`p(v, h)`), so
+    :math:`D_v^{1/2} T D_v^{-1/2} = C C^\top` with
+    :math:`C = D_v^{1/2} A D_h^{-1/2}`: symmetric *and* positive
+    semi-definite.  The eigenvalues lie in :math:`[0, 1]`, the largest is 1.
+    This is the two-block (data-augmentation) structure of
+    Liu, Wong and Kong (1994); reversibility alone would allow
+    eigenvalues down to :math:`-1`.
+
+    Parameters
+    ----------
+    model : RBM
+        At most ``MAX_THEORY_UNITS`` units in each layer ({0,1} layers), or
+        two discrete layers within the limits of
+        :func:`rbm.transition.gibbs_transition_matrix`.
+
+    Returns
+    -------
+    ndarray of shape (2**n_visible,)
+        Computed from the symmetrised matrix, so real; the smallest may be
+        negative by a rounding error.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> model = RBM.random(4, 2, scale=2.0, rng=0)
+    >>> eigenvalues = transition_eigenvalues(model)
+    >>> bool(abs(eigenvalues[-1] - 1) < 1e-12 and eigenvalues[0] > -1e-12)
+    True
+    """
+    general = _general_transition(model, "transition_eigenvalues")
+    if general is not None:
+        T, p = general
+        root = np.sqrt(p)
+    else:
+        T = _transition(model)
+        root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
+    symmetric = root[:, None] * T / root[None, :]
+    return np.linalg.eigvalsh((symmetric + symmetric.T) / 2)
+
+
 def second_eigenvalue(model):
     r"""The second largest eigenvalue :math:`\lambda_2` of the visible Gibbs transition :math:`T`.
 
-    The chain is reversible with respect to :math:`p(v)`, so
-    :math:`D^{1/2} T D^{-1/2}` with :math:`D = \operatorname{diag}(p)` is
-    symmetric (and positive semi-definite, as :math:`T = AB` with
-    :math:`B` the reversed :math:`A`): all eigenvalues are real in
-    :math:`[0, 1]`, the largest is 1, and :math:`\lambda_2` sets how fast
-    :math:`qT^k` approaches :math:`p`, like :math:`\lambda_2^k`.
+    As every eigenvalue of :math:`T` lies in :math:`[0, 1]` (see
+    :func:`transition_eigenvalues`: the chain goes through the hidden layer
+    and back), :math:`\lambda_2` is also the second largest in absolute
+    value, and it sets how fast :math:`qT^k` approaches :math:`p`, like
+    :math:`\lambda_2^k`.
 
     Parameters
     ----------
@@ -184,15 +232,47 @@ def second_eigenvalue(model):
     >>> bool(0.0 <= second_eigenvalue(weak) < 0.01)
     True
     """
-    general = _general_transition(model, "second_eigenvalue")
-    if general is not None:
-        T, p = general
-        root = np.sqrt(p)
-    else:
-        T = _transition(model)
-        root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
-    symmetric = root[:, None] * T / root[None, :]
-    return float(np.linalg.eigvalsh((symmetric + symmetric.T) / 2)[-2])
+    return float(transition_eigenvalues(model)[-2])
+
+
+def largest_flip_energy(model):
+    r"""The largest change of energy that flipping one unit can cause, :math:`\Delta`.
+
+    Flipping hidden unit :math:`j` changes the energy by its total input
+    :math:`c_j + \sum_i v_i W_{ij}` in absolute value, and flipping visible
+    unit :math:`i` by :math:`b_i + \sum_j W_{ij} h_j`; over all states of
+    the other layer the largest is reached with only the positive or only
+    the negative weights switched on:
+
+    .. math::
+        \Delta = \max\Big(\max_j \max_\pm \big|c_j + \textstyle\sum_i [\pm W_{ij} > 0]\,W_{ij}\big|,\;
+                  \max_i \max_\pm \big|b_i + \textstyle\sum_j [\pm W_{ij} > 0]\,W_{ij}\big|\Big).
+
+    This is the quantity in the contraction factor
+    :math:`1 - e^{-(n_\text{visible} + n_\text{hidden})\Delta}` of the bias
+    bound of Fischer and Igel (2011).
+
+    Parameters
+    ----------
+    model : RBM
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> model = RBM(W=np.array([[1.0, -2.0]]), b=np.array([0.5]), c=np.zeros(2))
+    >>> largest_flip_energy(model)  # hidden unit 2 with v = 1: |0 - 2|
+    2.0
+    """
+    check_model(model, binary="largest_flip_energy")
+    W, b, c = model.W, model.b, model.c
+    up, down = np.clip(W, 0, None), np.clip(W, None, 0)
+    hidden = np.maximum(np.abs(c + up.sum(axis=0)), np.abs(c + down.sum(axis=0)))
+    visible = np.maximum(np.abs(b + up.sum(axis=1)), np.abs(b + down.sum(axis=1)))
+    return float(max(hidden.max(initial=0.0), visible.max(initial=0.0)))
 
 
 def dobrushin_coefficient(model):

@@ -35,7 +35,7 @@ import numpy as np
 from rbm._validation import check_array_size, check_binary, check_enumeration_size
 from rbm.exact import all_states, gradient, log_prob
 from rbm.model import RBM, Gradient, check_model
-from rbm.transition import state_indices
+from rbm.special import sigmoid
 
 __all__ = [
     "MAX_CURVATURE_VISIBLE",
@@ -50,6 +50,8 @@ __all__ = [
     "to_centered",
     "centering_jacobian",
     "natural_gradient",
+    "saddle_model",
+    "saddle_curvature",
     "add_hidden_unit",
 ]
 
@@ -226,7 +228,7 @@ def log_likelihood_hessian(model, data):
     if _general(model, "log_likelihood_hessian"):
         rows, _ = model.visible.check_states(data, "data")
         V, H, p_vh, S = _joint(model)
-        index = state_indices(model.visible, rows)
+        index = model.visible.index_of(rows)
         conditional = p_vh[index] / p_vh[index].sum(axis=1, keepdims=True)
         data_term = sum(_weighted_covariance(S[i], w) for i, w in zip(index, conditional))
         return data_term / len(rows) - _weighted_covariance(S.reshape(-1, S.shape[2]),
@@ -349,6 +351,104 @@ def natural_gradient(model, data, *, damping=1e-4):
         fields[name] = step[start:start + arr.size].reshape(arr.shape)
         start += arr.size
     return Gradient.from_fields(fields)
+
+
+def _binary_rows(data):
+    rows = np.asarray(data)
+    if rows.ndim != 2:
+        raise ValueError(f"data must have shape (n_samples, n_visible), got {rows.shape}")
+    return check_binary(rows, "data", rows.shape[1], allow_1d=False)[0]
+
+
+def _data_log_odds(rows):
+    freq = rows.mean(axis=0)
+    if np.any(freq <= 0.0) or np.any(freq >= 1.0):
+        raise ValueError("data must have every pixel both on and off in some row "
+                         "(the log-odds of its frequency must be finite)")
+    return freq, np.log(freq / (1.0 - freq))
+
+
+def saddle_model(data, c):
+    r"""The RBM with :math:`W = 0`, visible biases at the data's log-odds and hidden biases `c`.
+
+    Its visible units are independent with the data's pixel frequencies, so the
+    gradient of the mean log-likelihood vanishes there for every `c`: a
+    critical point of :math:`\bar\ell`, and a saddle unless the data's pixels
+    are pairwise uncorrelated (see :func:`saddle_curvature`).
+
+    Parameters
+    ----------
+    data : array_like of shape (n_samples, n_visible)
+        Binary rows; every pixel must be on in some row and off in another.
+    c : array_like of shape (n_hidden,)
+        The hidden biases.
+
+    Returns
+    -------
+    RBM
+
+    Raises
+    ------
+    ValueError
+        If a pixel is constant in the data, or `c` is not a finite 1-d array.
+
+    Examples
+    --------
+    >>> from rbm import exact
+    >>> data = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0]])
+    >>> model = saddle_model(data, [0.0, 2.0])
+    >>> float(np.abs(exact.gradient(model, data).flat()).max()) < 1e-12
+    True
+    """
+    rows = _binary_rows(data)
+    c = np.asarray(c, dtype=float)
+    if c.ndim != 1 or len(c) == 0 or not np.isfinite(c).all():
+        raise ValueError(f"c must be a non-empty 1-d array of finite numbers, got shape {c.shape}")
+    _, b = _data_log_odds(rows)
+    return RBM(np.zeros((rows.shape[1], len(c))), b, c.copy())
+
+
+def saddle_curvature(data, c):
+    r"""Curvature of :math:`\bar\ell` along each weight column at :func:`saddle_model`, ``(n_hidden, n_v, n_v)``.
+
+    Move column :math:`j` of :math:`W` by :math:`t x` and the visible biases by
+    :math:`-t\,\sigma(c_j)\,x` (which cancels the unit's first-order effect,
+    a shift of the visible biases).  Then
+
+    .. math::
+
+        \frac{d^2 \bar\ell}{dt^2}\Big|_{t=0}
+        = \sigma(c_j)\,(1 - \sigma(c_j))\; x^\top (C_q - \operatorname{diag} C_q)\, x ,
+
+    with :math:`C_q` the data's covariance of the pixels.  Returned: the
+    matrices :math:`K_j = \sigma(c_j)(1 - \sigma(c_j))(C_q - \operatorname{diag} C_q)`.
+
+    Notes
+    -----
+    Along that direction :math:`\log \tilde p(v)` changes by
+    :math:`\mathrm{softplus}(c_j + t x^\top v) - t\sigma(c_j) x^\top v
+    = \mathrm{softplus}(c_j) + \tfrac12 \sigma'(c_j) t^2 (x^\top v)^2 + O(t^3)`;
+    its first derivative in :math:`t` vanishes, so the curvature of
+    :math:`\bar\ell = \mathbb{E}_q \log\tilde p - \log Z` is
+    :math:`\sigma'(c_j)(\mathbb{E}_q - \mathbb{E}_p)[(x^\top v)^2]`.  The data
+    and the model share the pixel means, and the model's pixels are
+    independent, so only the off-diagonal covariances remain.  Since the trace
+    of :math:`C_q - \operatorname{diag} C_q` is zero, it has a positive
+    eigenvalue unless the pixels are pairwise uncorrelated.
+
+    Examples
+    --------
+    >>> data = np.array([[1, 1, 0], [0, 0, 1], [1, 1, 1], [0, 1, 0]])
+    >>> K = saddle_curvature(data, [0.0])
+    >>> K.shape, bool(np.allclose(np.diag(K[0]), 0.0))
+    ((1, 3, 3), True)
+    """
+    rows = _binary_rows(data)
+    model = saddle_model(rows, c)
+    cov = np.cov(rows.T, bias=True)
+    off_diagonal = cov - np.diag(np.diag(cov))
+    s = sigmoid(model.c)
+    return (s * (1.0 - s))[:, None, None] * off_diagonal[None, :, :]
 
 
 def add_hidden_unit(model, state, log_gain, *, sharpness=30.0):

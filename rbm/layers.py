@@ -43,10 +43,11 @@ Markov step serves tempering and annealing alike).  Methods:
     the log-likelihood gradient is data minus model averages of these.
     ``conditional_statistics(I)`` returns ``mean_statistic(I)`` and
     ``normaliser_gradient(I)`` at once, for the sampling estimators.
-``discrete``, ``n_states``, ``states(start, stop)``, ``states_at(index)``
-    Whether the layer can be enumerated; the states of one unit; states
-    ``start .. stop - 1`` (or numbered `index`) of the layer in order (first
-    unit most significant).  ``bits`` is ``(alpha, beta)`` when the statistic is
+``discrete``, ``n_states``, ``values``, ``states(start, stop)``, ``states_at(index)``, ``index_of(x)``
+    Whether the layer can be enumerated; the number and the values of the
+    states of one unit; states ``start .. stop - 1`` (or numbered `index`) of
+    the layer in order (first unit most significant), and the numbers of
+    given states.  ``bits`` is ``(alpha, beta)`` when the statistic is
     ``alpha * x + beta`` of a {0,1} bit (Binary, Spin), which lets the fast
     engines of :mod:`rbm.exact` and :mod:`rbm.training` run; else ``None``.
 ``random_states(n, *, rng)``, ``base()``, ``anneal(base, beta)``
@@ -301,6 +302,11 @@ class Layer:
     def states(self, start, stop):
         """States ``start .. stop - 1`` of the layer in order, first unit most significant."""
         return self.states_at(np.arange(start, stop, dtype=np.int64))
+
+    def index_of(self, x):
+        """The number of each row of states `x` in the order of :meth:`states` (int64)."""
+        digits = np.searchsorted(self.values, x).astype(np.int64)
+        return digits @ (self.n_states ** np.arange(self.n_units - 1, -1, -1, dtype=np.int64))
 
     def states_at(self, index):
         """The states numbered `index` (an int64 array) in the order of :meth:`states`."""

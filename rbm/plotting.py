@@ -1,4 +1,4 @@
-"""Figures for the book: one shared style, a diagram of an RBM, and image grids.
+"""Figures for the book: one shared style, diagrams of an RBM and of CD-k's chain, image grids.
 
 matplotlib is an optional dependency (``pip install rbm[plotting]``); only this
 module imports it, so the rest of the package works without it.
@@ -230,6 +230,82 @@ def draw_rbm(n_visible=4, n_hidden=3, ax=None):
             fontsize=12, color="C0")
     ax.set_xlim(-half - 1.5, x_arrow + 1.7)
     ax.set_ylim(-0.9, 2.9)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return ax.figure
+
+
+def draw_cd_chain(k=2, ax=None):
+    r"""Draw the Gibbs chain of CD-k and the two statistics its update compares.
+
+    The chain starts at a training vector :math:`\mathbf{v}_0` and alternates
+    :math:`\mathbf{h}_t \sim p(\mathbf{h} \mid \mathbf{v}_t)` and
+    :math:`\mathbf{v}_{t+1} \sim p(\mathbf{v} \mid \mathbf{h}_t)` up to
+    :math:`\mathbf{v}_k` and :math:`\mathbf{h}_k`.  The positive statistic
+    :math:`\mathbf{v}_0 \mathbf{h}_0^\top` (the data term) is read at the
+    start, the negative statistic :math:`\mathbf{v}_k \mathbf{h}_k^\top` (the
+    estimate of the model term) at the end; CD-k's weight update is their
+    difference.
+
+    Parameters
+    ----------
+    k : int, default 2
+        Number of Gibbs steps, at least 1; for ``k > 3`` the steps between
+        the first and the last are elided.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; a new 6.6 x 2.6 in figure when omitted.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the diagram.
+
+    Examples
+    --------
+    >>> fig = draw_cd_chain(2)
+    >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("$\\mathbf{v}"))
+    ['$\\mathbf{v}_{0}$', '$\\mathbf{v}_{1}$', '$\\mathbf{v}_{2}$']
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, got {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.6, 2.6))
+    steps = list(range(k + 1)) if k <= 3 else [0, 1, None, k]
+    y_v, y_h, radius, gap = 0.0, 1.6, 0.36, 2.2
+    xs = [gap * n for n in range(len(steps))]
+    for n, (x, t) in enumerate(zip(xs, steps)):
+        if t is None:
+            ax.text(x, (y_v + y_h) / 2, r"$\cdots$", ha="center", va="center", fontsize=16)
+            continue
+        for y, name, color in ((y_v, "v", "C0"), (y_h, "h", "C1")):
+            ax.add_patch(mpl.patches.Circle((x, y), radius, facecolor=color,
+                                            edgecolor="black", zorder=2))
+            ax.text(x, y, rf"$\mathbf{{{name}}}_{{{t}}}$", ha="center", va="center",
+                    fontsize=13, color="white", zorder=3)
+        ax.annotate("", xy=(x, y_h - radius), xytext=(x, y_v + radius),
+                    arrowprops={"arrowstyle": "-|>", "color": "C1", "lw": 1.6})
+        if n + 1 < len(xs):
+            target = (xs[n + 1] - 0.25, y_v + 0.25) if steps[n + 1] is not None else (
+                xs[n + 1] - 0.35, 0.8)
+            ax.annotate("", xy=target, xytext=(x + 0.25, y_h - 0.25),
+                        arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.6})
+    for n in range(len(xs) - 1):
+        if steps[n] is None:  # the elided steps lead on into the last visible state
+            ax.annotate("", xy=(xs[n + 1] - 0.25, y_v + 0.25), xytext=(xs[n] + 0.3, 0.8),
+                        arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.6})
+    ax.text(xs[0] + 0.45, 0.3, r"$p(\mathbf{v}\mid\mathbf{h})$", ha="left",
+            va="center", fontsize=11, color="C0")
+    ax.text(xs[0] - 0.1, 0.8, r"$p(\mathbf{h}\mid\mathbf{v})$", ha="right", va="center",
+            fontsize=11, color="C1")
+    ax.text(xs[0], y_v - 0.6, "data vector\n" + r"$+\,\mathbf{v}_0\mathbf{h}_0^\top$",
+            ha="center", va="top", fontsize=11)
+    ax.text(xs[-1], y_v - 0.6, f"after {k} step{'s' if k > 1 else ''}\n"
+            + rf"$-\,\mathbf{{v}}_{{{k}}}\mathbf{{h}}_{{{k}}}^\top$",
+            ha="center", va="top", fontsize=11)
+    ax.set_xlim(xs[0] - 1.9, xs[-1] + 0.9)
+    ax.set_ylim(-1.7, y_h + 0.6)
     ax.set_aspect("equal")
     ax.axis("off")
     return ax.figure

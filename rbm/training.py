@@ -39,7 +39,7 @@ from rbm.estimators import CD, PCD
 from rbm.exact import enumerated_side, log_likelihood
 from rbm.model import Gradient, check_model
 
-__all__ = ["MAX_TRACKING_BITS", "History", "reconstruction_error", "train"]
+__all__ = ["MAX_TRACKING_BITS", "History", "SparsityPenalty", "reconstruction_error", "train"]
 
 # Tracking evaluates the exact log-likelihood, enumerating the smaller layer:
 # 2**20 states take about a second per evaluation.
@@ -117,6 +117,82 @@ def _stepper(estimator, model, learning_rate, momentum, weight_decay):
     if type(estimator) in (CD, PCD) and model.is_binary:
         return FusedTrainer(model, estimator, learning_rate, momentum, weight_decay)
     return _GeneralStepper(estimator, model, learning_rate, momentum, weight_decay)
+
+
+class SparsityPenalty:
+    r"""Wrap a gradient estimator and add a sparsity penalty on the hidden units.
+
+    The penalty of Hinton's practical guide (section 11): each hidden unit
+    :math:`j` keeps a running estimate of its mean activation,
+    :math:`q_j \leftarrow \delta\, q_j + (1 - \delta)\, \bar p_j` with
+    :math:`\bar p_j` the batch mean of :math:`p(h_j{=}1 \mid v)` (the first
+    batch sets :math:`q_j = \bar p_j`), and the cross-entropy between the
+    target :math:`\rho` and :math:`q_j`, whose derivative with respect to the
+    unit's total input is :math:`q_j - \rho`, is subtracted, times `cost`,
+    from the hidden bias and (times the batch mean of :math:`v_i`) from the
+    weights:
+
+    .. math::
+        \hat g_{c_j} \leftarrow \hat g_{c_j} - \kappa\, (q_j - \rho), \qquad
+        \hat g_{W_{ij}} \leftarrow \hat g_{W_{ij}} - \kappa\, \bar v_i\, (q_j - \rho).
+
+    Parameters
+    ----------
+    estimator : object
+        Any estimator with ``gradient(model, batch, *, rng) -> Gradient``
+        for a binary :class:`~rbm.model.RBM`.
+    target : float
+        :math:`\rho \in (0, 1)`, the desired mean activation.
+    cost : float
+        :math:`\kappa \ge 0`, the weight of the penalty.
+    decay : float, default 0.9
+        :math:`\delta \in [0, 1)`, the decay of the running estimate.
+
+    Raises
+    ------
+    ValueError
+        If `target`, `cost` or `decay` is out of range.
+    TypeError
+        If `estimator` has no ``gradient`` method.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> from rbm.estimators import ExactGradient
+    >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> sparse = SparsityPenalty(ExactGradient(), target=0.1, cost=1.0)
+    >>> g = sparse.gradient(model, [[1, 0], [0, 1]], rng=0)
+    >>> g.c.tolist()  # exact gradient 0; q = 0.5, so -(0.5 - 0.1)
+    [-0.4]
+    >>> g.W.tolist()  # times the mean visible activity 0.5
+    [[-0.2], [-0.2]]
+    """
+
+    def __init__(self, estimator, *, target, cost, decay=0.9):
+        if not callable(getattr(estimator, "gradient", None)):
+            raise TypeError(f"estimator must have a method gradient(model, batch, *, rng); got "
+                            f"{type(estimator).__name__}")
+        target = check_positive_float(target, "target")
+        if target >= 1:
+            raise ValueError(f"target must be in (0, 1), got {target}")
+        decay = check_positive_float(decay, "decay", allow_zero=True)
+        if decay >= 1:
+            raise ValueError(f"decay must be in [0, 1), got {decay}")
+        self.estimator = estimator
+        self.target = target
+        self.cost = check_positive_float(cost, "cost", allow_zero=True)
+        self.decay = decay
+        self.q = None
+
+    def gradient(self, model, batch, *, rng):
+        """The wrapped estimator's gradient with the penalty added (see the class)."""
+        check_model(model, binary="SparsityPenalty")
+        batch, _ = model.visible.check_states(batch, "batch", allow_1d=False)
+        g = self.estimator.gradient(model, batch, rng=rng)
+        now = model.prob_h_given_v(batch).mean(axis=0)
+        self.q = now if self.q is None else self.decay * self.q + (1 - self.decay) * now
+        push = self.cost * (self.q - self.target)
+        return Gradient(W=g.W - np.outer(batch.mean(axis=0), push), b=g.b, c=g.c - push)
 
 
 def reconstruction_error(model, data):

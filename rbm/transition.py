@@ -417,18 +417,10 @@ def _general_conditionals(model):
     return A @ B, V
 
 
-def state_indices(layer, X):
-    """The index of each row of `X` in the order of ``layer.states``."""
-    values = layer.states(0, layer.n_states)[:, -1]
-    digits = np.searchsorted(values, X).astype(np.int64)
-    powers = layer.n_states ** np.arange(layer.n_units - 1, -1, -1, dtype=np.int64)
-    return digits @ powers
-
-
 def _general_cd(model, data, ks, single):
     T, V = _general_conditionals(model)
     pos = data_statistics(model, data)
-    r = np.bincount(state_indices(model.visible, data), minlength=len(V)) / len(data)
+    r = np.bincount(model.visible.index_of(data), minlength=len(V)) / len(data)
     done, results = 0, {}
     for target in sorted(set(ks)):
         for _ in range(target - done):

@@ -17,8 +17,10 @@ from rbm.cd_theory import (
     dropped_term,
     expected_update,
     fixed_point,
+    largest_flip_energy,
     loop_integral,
     second_eigenvalue,
+    transition_eigenvalues,
     update_jacobian,
 )
 from rbm.transition import cd_expected_gradient, gibbs_transition_matrix
@@ -204,3 +206,31 @@ def test_dobrushin_coefficient_is_the_largest_distance_between_two_rows(model):
     # and it contracts: TV(aT, bT) <= delta TV(a, b) for two distributions
     a, b = np.random.default_rng(0).dirichlet(np.ones(len(T)), size=2)
     assert 0.5 * np.abs((a - b) @ T).sum() <= dobrushin_coefficient(model) * 0.5 * np.abs(a - b).sum()
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0, 6.0])
+def test_transition_eigenvalues_are_those_of_the_matrix_and_lie_in_zero_one(scale):
+    model = RBM.random(4, 3, scale=scale, bias_scale=1.0, rng=1)
+    eigenvalues = transition_eigenvalues(model)
+    direct = np.sort(np.linalg.eigvals(gibbs_transition_matrix(model)).real)
+    assert np.abs(eigenvalues - direct).max() < 1e-10
+    assert eigenvalues[0] > -1e-12 and abs(eigenvalues[-1] - 1) < 1e-12
+
+
+def test_largest_flip_energy_is_the_largest_energy_change_of_one_flip(model):
+    from rbm.exact import all_states
+
+    V, H = all_states(model.n_visible), all_states(model.n_hidden)
+    energy = -(V @ model.b)[:, None] - (H @ model.c)[None, :] - V @ model.W @ H.T
+    largest = 0.0
+    for i in range(model.n_visible):
+        flipped = V.copy()
+        flipped[:, i] = 1 - flipped[:, i]
+        other = -(flipped @ model.b)[:, None] - (H @ model.c)[None, :] - flipped @ model.W @ H.T
+        largest = max(largest, np.abs(other - energy).max())
+    for j in range(model.n_hidden):
+        flipped = H.copy()
+        flipped[:, j] = 1 - flipped[:, j]
+        other = -(V @ model.b)[:, None] - (flipped @ model.c)[None, :] - V @ model.W @ flipped.T
+        largest = max(largest, np.abs(other - energy).max())
+    assert abs(largest_flip_energy(model) - largest) < 1e-12

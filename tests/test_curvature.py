@@ -147,3 +147,49 @@ def test_add_hidden_unit_refuses_bad_input():
         curvature.add_hidden_unit(MODEL, [1, 0, 1, 1], float("nan"))
     with pytest.raises(ValueError, match="state"):
         curvature.add_hidden_unit(MODEL, [1, 0, 2, 1], 0.0)
+
+
+SADDLE_DATA = (np.random.default_rng(5).random((12, 5)) < 0.5).astype(float)
+
+
+def test_saddle_model_is_a_critical_point_for_any_hidden_biases():
+    for c in ([0.0], [1.5, -3.0, 0.2]):
+        model = curvature.saddle_model(SADDLE_DATA, c)
+        assert np.abs(exact.gradient(model, SADDLE_DATA).flat()).max() < 1e-12
+
+
+def test_saddle_curvature_is_the_exact_hessian_along_a_weight_column():
+    c = np.array([0.0, 1.5, -3.0])
+    model = curvature.saddle_model(SADDLE_DATA, c)
+    H = curvature.log_likelihood_hessian(model, SADDLE_DATA)
+    K = curvature.saddle_curvature(SADDLE_DATA, c)
+    rng = np.random.default_rng(0)
+    for j in range(3):
+        x = rng.normal(size=5)
+        W = np.zeros((5, 3))
+        W[:, j] = x
+        s = 1.0 / (1.0 + np.exp(-c[j]))
+        d = Gradient(W, -s * x, np.zeros(3)).flat()
+        assert abs(d @ H @ d - x @ K[j] @ x) < 1e-12
+        # the weight column alone, without the shift of b, is curved less
+        d_alone = Gradient(W, np.zeros(5), np.zeros(3)).flat()
+        assert d_alone @ H @ d_alone < x @ K[j] @ x - 1e-3
+
+
+def test_saddle_top_eigenvalue_is_the_largest_column_curvature_for_equal_biases():
+    for c in (0.0, 5.0):
+        model = curvature.saddle_model(SADDLE_DATA, [c, c])
+        top = np.linalg.eigvalsh(curvature.log_likelihood_hessian(model, SADDLE_DATA)).max()
+        K = curvature.saddle_curvature(SADDLE_DATA, [c, c])
+        np.testing.assert_allclose(top, np.linalg.eigvalsh(K[0]).max(), atol=1e-12)
+
+
+def test_saddle_functions_refuse_bad_input():
+    constant = SADDLE_DATA.copy()
+    constant[:, 2] = 1.0
+    with pytest.raises(ValueError, match="every pixel both on and off"):
+        curvature.saddle_model(constant, [0.0])
+    with pytest.raises(ValueError, match="c must be a non-empty 1-d array"):
+        curvature.saddle_curvature(SADDLE_DATA, [[0.0]])
+    with pytest.raises(ValueError, match="data must have shape"):
+        curvature.saddle_model(SADDLE_DATA[0], [0.0])

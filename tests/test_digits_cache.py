@@ -1,4 +1,4 @@
-"""chapters/10_digits_full_size reads trained models and AIS results from chapters/data; they cannot drift.
+"""chapters/digits_full_size reads trained models and AIS results from chapters/data; they cannot drift.
 
 ``tools/train_digits.py`` (``make digits``) writes them in about 19 minutes of one core.
 These tests re-derive cheap parts of that run with the script's own code

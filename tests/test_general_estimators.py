@@ -134,7 +134,7 @@ def test_pseudo_likelihood_of_any_discrete_visible_layer(pair):
     model = _model(pair)
     data = model.visible.random_states(4, rng=0)
     p = exact.visible_distribution(model)
-    index = transition.state_indices(model.visible, data)
+    index = model.visible.index_of(data)
     q, n = model.visible.n_states, model.n_visible
     want = np.zeros(data.shape)
     for row in range(len(data)):
@@ -206,8 +206,7 @@ def test_tempered_pcd_on_potts_moves_as_its_exact_tempering_matrix():
     pt.chains = np.empty((2, 30_000, 2))
     pt.chains[0], pt.chains[1] = [0, 2], [1, 1]
     pt.gradient(model, [[0, 1]], rng=12)
-    idx = transition.state_indices(model.visible, pt.chains[0]) * 9 + transition.state_indices(
-        model.visible, pt.chains[1])
+    idx = model.visible.index_of(pt.chains[0]) * 9 + model.visible.index_of(pt.chains[1])
     counts = np.bincount(idx, minlength=81)
     expected = K[2 * 9 + 4] * 30_000
     keep = expected > 0

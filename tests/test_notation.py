@@ -24,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
-QUOTES_SOURCES = {"07_pitfalls"}
+QUOTES_SOURCES = {"source_audit"}
 
 RULES = {
     # epsilon is free for other uses (a machine epsilon, a mixing share); as a

@@ -162,3 +162,20 @@ def test_nbval_compares_an_svg_figure_by_its_presence_only():
         for regex, replace in rules:
             text = re.sub(regex, replace, text)
         assert text == expected
+
+
+def test_cd_chain_diagram_draws_every_step_or_elides_the_middle():
+    from rbm.plotting import draw_cd_chain
+
+    def states(fig):
+        return sorted(t.get_text() for t in fig.axes[0].texts if "mathbf{v}_" in t.get_text()
+                      and t.get_text().startswith("$"))
+
+    assert states(draw_cd_chain(3)) == [f"$\\mathbf{{v}}_{{{t}}}$" for t in range(4)]
+    assert states(draw_cd_chain(10)) == ["$\\mathbf{v}_{0}$", "$\\mathbf{v}_{10}$",
+                                         "$\\mathbf{v}_{1}$"]
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        draw_cd_chain(0)
+    with pytest.raises(TypeError, match="k must be an int"):
+        draw_cd_chain(2.0)
+    plt.close("all")

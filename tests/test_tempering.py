@@ -99,3 +99,63 @@ def test_tempered_pcd_refuses_bad_input(model):
     pt.gradient(model, [[1, 0, 1]], rng=0)
     with pytest.raises(ValueError, match="model has n_visible=4, but the persistent chains"):
         pt.gradient(RBM.random(4, 2, rng=0), [[1, 0, 1, 0]], rng=0)
+
+
+def _chi_square_p_value(counts, probs, min_expected=5.0):
+    """Pearson's chi-square test of `counts` against `probs`, pooling cells expected below 5."""
+    from scipy.stats import chi2
+    expected = counts.sum() * probs
+    small = expected < min_expected
+    observed = np.append(counts[~small], counts[small].sum())
+    expected = np.append(expected[~small], expected[small].sum())
+    if expected[-1] == 0:
+        observed, expected = observed[:-1], expected[:-1]
+    statistic = ((observed - expected) ** 2 / expected).sum()
+    return float(chi2.sf(statistic, len(observed) - 1))
+
+
+def _check_tempered_chains_follow_the_exact_kernel(alpha=1e-3):
+    """Run TemperedPCD on a frozen model; test its replicas' joint states against exact K.
+
+    20 000 chains, each replica started at a row of the data drawn uniformly (so the start
+    distribution pi_0 is known), three calls of one Gibbs step and one exchange each.  Four
+    chi-square tests, at family-wise significance `alpha` (Bonferroni): the joint states after
+    calls 1, 2 and 3 against pi_0 K^t, and the pairs (state after call 2, state after call 3)
+    against pi_2(s) K(s, s').  Seeded (model 4, chains 12): the outcome is fixed.
+    """
+    model = RBM.random(2, 2, scale=2.0, bias_scale=1.0, rng=4)
+    betas, data, n_chains = [1.0, 0.4], np.array([[0, 0], [1, 1]]), 20_000
+    K = tempering_transition_matrix(model, betas)
+    start = np.zeros(4)
+    start[exact.state_index(data)] = 0.5
+    pi = np.kron(start, start)
+    pt, rng = TemperedPCD(n_chains, betas), np.random.default_rng(12)
+    joint, laws, tests = [], [], []
+    for _ in range(3):
+        pt.gradient(model, data, rng=rng)
+        joint.append(4 * exact.state_index(pt.chains[0]) + exact.state_index(pt.chains[1]))
+        laws.append((laws[-1] if laws else pi) @ K)
+        tests.append((np.bincount(joint[-1], minlength=16), laws[-1]))
+    pairs = np.bincount(16 * joint[1] + joint[2], minlength=256)
+    tests.append((pairs, (laws[1][:, None] * K).ravel()))
+    p_values = [_chi_square_p_value(counts, probs) for counts, probs in tests]
+    assert min(p_values) > alpha / len(tests), f"chi-square p-values {p_values}"
+
+
+def test_the_tempered_chains_follow_the_exact_tempering_kernel():
+    """States and one-step transitions of TemperedPCD against tempering_transition_matrix."""
+    _check_tempered_chains_follow_the_exact_kernel()
+
+
+@pytest.mark.parametrize("wrong", ["reciprocal ratio", "always exchange"])
+def test_a_wrong_exchange_ratio_fails_the_kernel_test(monkeypatch, wrong):
+    """The test above can fail: with a wrong acceptance ratio the chi-square tests reject."""
+    import rbm.tempering
+    free_energy = rbm.tempering._free_energy
+    if wrong == "reciprocal ratio":
+        monkeypatch.setattr(rbm.tempering, "_free_energy", lambda *args: -free_energy(*args))
+    else:
+        monkeypatch.setattr(rbm.tempering, "_free_energy",
+                            lambda model, v, *rest: np.zeros(len(v)))
+    with pytest.raises(AssertionError, match="chi-square p-values"):
+        _check_tempered_chains_follow_the_exact_kernel()

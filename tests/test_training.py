@@ -270,3 +270,49 @@ def test_train_refuses_bad_data_and_estimators():
 def test_estimators_refuse_bad_arguments_at_once(factory, message):
     with pytest.raises(ValueError, match=message):
         factory()
+
+
+def test_sparsity_penalty_adds_the_guides_push_to_bias_and_weights():
+    """With decay 0 the running estimate is the batch mean; the push is cost (q - target)."""
+    from rbm.training import SparsityPenalty
+
+    model = RBM.random(4, 3, scale=0.5, bias_scale=0.5, rng=4)
+    g = exact.gradient(model, DATA)
+    sparse = SparsityPenalty(ExactGradient(), target=0.05, cost=0.3, decay=0.0)
+    got = sparse.gradient(model, DATA, rng=0)
+    push = 0.3 * (model.prob_h_given_v(DATA).mean(axis=0) - 0.05)
+    np.testing.assert_allclose(got.c, g.c - push, atol=1e-15)
+    np.testing.assert_allclose(got.W, g.W - np.outer(DATA.mean(axis=0), push), atol=1e-15)
+    np.testing.assert_allclose(got.b, g.b, atol=0)
+
+
+def test_sparsity_penalty_keeps_a_running_average_and_lowers_activity_in_training():
+    from rbm.training import SparsityPenalty
+
+    model = RBM.random(4, 3, scale=0.5, rng=5)
+    sparse = SparsityPenalty(ExactGradient(), target=0.1, cost=0.5, decay=0.9)
+    first = model.prob_h_given_v(DATA[:2]).mean(axis=0)
+    sparse.gradient(model, DATA[:2], rng=0)
+    np.testing.assert_allclose(sparse.q, first)
+    second = model.prob_h_given_v(DATA[2:]).mean(axis=0)
+    sparse.gradient(model, DATA[2:], rng=0)
+    np.testing.assert_allclose(sparse.q, 0.9 * first + 0.1 * second)
+
+    plain, penalised = model.copy(), model.copy()
+    train(plain, DATA, ExactGradient(), learning_rate=0.2, epochs=200, batch_size=5, rng=0)
+    train(penalised, DATA, SparsityPenalty(ExactGradient(), target=0.1, cost=1.0),
+          learning_rate=0.2, epochs=200, batch_size=5, rng=0)
+    assert penalised.prob_h_given_v(DATA).mean() < plain.prob_h_given_v(DATA).mean() - 0.1
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(target=0.0, cost=1.0), ValueError), (dict(target=1.0, cost=1.0), ValueError),
+    (dict(target=0.1, cost=-1.0), ValueError), (dict(target=0.1, cost=1.0, decay=1.0), ValueError),
+])
+def test_sparsity_penalty_rejects_bad_arguments(kwargs, error):
+    from rbm.training import SparsityPenalty
+
+    with pytest.raises(error):
+        SparsityPenalty(ExactGradient(), **kwargs)
+    with pytest.raises(TypeError, match="estimator"):
+        SparsityPenalty(object(), target=0.1, cost=1.0)

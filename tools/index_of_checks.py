@@ -20,10 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "reference" / "checks.md"
 HEADER = """# Index of checks
 
-Every claim that a chapter checks by machine, in reading order: each row is
+Every claim that a chapter checks by machine, in reading order: each entry is
 the one-line verdict a code cell prints after its assertion passed, linked to
-the section that states the claim. The page is generated from the executed
-notebooks by `tools/index_of_checks.py`, and a test fails when it is stale.
+the section that states the claim. For each chapter, the checks its text
+cites (by their label, such as `chk-estimating-bias-not-monotone`) come
+first; the routine checks, whose verdicts the chapter keeps folded, follow in
+a table. The page is generated from the executed notebooks by
+`tools/index_of_checks.py`, and a test fails when it is stale.
 """
 
 
@@ -87,20 +90,22 @@ def render():
         # Section ids are docutils' (the browser test checks every anchor); MyST does not
         # resolve "#anchor" links into notebooks, so these are plain HTML links.
         page = f"../chapters/{path.stem}.html"
-        parts.append(f"\n## {title}\n\n| section (&#8599; opens it) | verdict |\n|---|---|")
-        cited = []
+        parts.append(f"\n## {title}")
+        routine, cited = [], []
         for section, slug, label, verdict in rows:
             where = f"{section} <a href=\"{page}#{slug}\">&#8599;</a>" if section else (
                 f"<a href=\"{page}\">{title}</a>")
-            if label:
-                cited.append((where, label, verdict))
-                verdict = f"{verdict} ({{ref}}`{label} <{label}>`)"
-            parts.append(f"| {where} | {verdict.replace('|', chr(92) + '|')} |")
-        # The checks the text cites get a target each, so that {ref}`check <chk-...>` resolves.
+            (cited if label else routine).append((where, label, verdict))
+        # The checks the text cites come first, each under a target of its label, so that
+        # {ref}`check <chk-...>` in a chapter lands on it; the routine checks follow in a table.
         if cited:
-            parts.append(f"\n### Checks cited in the text of \"{title}\"")
+            parts.append("\n**Checks the text cites**")
             for where, label, verdict in cited:
-                parts.append(f"\n({label})=\n**{label}**: {verdict} (section: {where})")
+                parts.append(f"\n({label})=\n`{label}`: {verdict} (section: {where})")
+        if routine:
+            parts.append("\n**Routine checks**\n\n| section (&#8599; opens it) | verdict |\n|---|---|")
+            for where, _, verdict in routine:
+                parts.append(f"| {where} | {verdict.replace('|', chr(92) + '|')} |")
     parts.insert(1, f"\n{total} checks in all.\n")
     return "\n".join(parts) + "\n"
 

@@ -1,4 +1,4 @@
-"""Train the full-size digit models of chapters/10_digits_full_size once and write what the chapter reads.
+"""Train the full-size digit models of chapters/digits_full_size once and write what the chapter reads.
 
 Usage: python tools/train_digits.py [OUTPUT_DIR]     (behind `make digits`)
 

@@ -58,7 +58,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 RAW_TEX = ["\\frac", "\\sum", "\\mathbf", "\\begin{", "\\langle", "$$", "\\bv", "\\Ebm"]
-SCREENSHOT_PAGES = {"intro.html", "chapters/00_first_look.html"}
+SCREENSHOT_PAGES = {"intro.html", "chapters/first_look.html"}
 
 WIDTHS = {"laptop": 1280, "phone": 400}
 HEIGHT = 800
@@ -322,7 +322,7 @@ def test_code_in_tables_breaks_only_between_names(page_path, window, server, bro
 
 
 # A page with a display equation, code and a table that scroll at 400 px, and code that fits.
-CUE_PAGE = "chapters/07_pitfalls.html"
+CUE_PAGE = "chapters/source_audit.html"
 CUE_KINDS = ['mjx-container[display="true"]', "div.highlight pre",
              "div.pst-scrollable-table-container"]
 # Text, math and cell borders made invisible, so that only backgrounds are compared.
