@@ -13,6 +13,7 @@ from rbm.cd_theory import (
     MAX_THEORY_UNITS,
     cd_objective,
     cd_objective_gradient,
+    chain_divergence_gradient,
     dobrushin_coefficient,
     dropped_term,
     expected_update,
@@ -163,6 +164,23 @@ def test_fixed_point_reports_failure(q):
         fixed_point(start, q, 1, max_iter=1)
 
 
+@pytest.mark.parametrize("k", [1, 3])
+def test_chain_divergence_gradient_matches_central_differences(model, q, k):
+    def divergence(m):
+        r = q @ np.linalg.matrix_power(gibbs_transition_matrix(m), k)
+        return exact.kl_divergence(r, m)
+
+    expected = _central_difference(divergence, model, 1e-5)
+    assert np.abs(chain_divergence_gradient(model, q, k).flat() - expected).max() < 1e-8
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_chain_divergence_gradient_is_the_dropped_term_minus_the_bias(model, q, k):
+    bias = expected_update(model, q, k) - expected_update(model, q, None)
+    diff = chain_divergence_gradient(model, q, k) - (dropped_term(model, q, k) + bias)
+    assert diff.max_abs() < 1e-13
+
+
 @pytest.mark.parametrize(
     "call, error, match",
     [
@@ -174,6 +192,7 @@ def test_fixed_point_reports_failure(q):
         (lambda m, q: expected_update(m, q, 1, weight_decay=-1), ValueError, "weight_decay"),
         (lambda m, q: cd_objective(m, q, None), TypeError, "k must be an int"),
         (lambda m, q: dropped_term(m, q, 0), ValueError, "k must be >= 1"),
+        (lambda m, q: chain_divergence_gradient(m, q, None), TypeError, "k must be an int"),
         (lambda m, q: loop_integral(m, q, 1, np.ones(3), np.ones(19), radius=1.0), ValueError,
          r"u must be a Gradient or have shape \(19,\)"),
         (lambda m, q: loop_integral(m, q, 1, np.ones(19), np.ones(19), radius=0.0), ValueError,
