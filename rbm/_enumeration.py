@@ -704,25 +704,27 @@ def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=No
 # -- any discrete layer against any other layer -----------------------------------------------
 
 class LayerAccumulator:
-    r"""Running sums of :class:`LayerEnumeration`: :math:`\sum_k e^{\ell_k - m}` and, for
-    moments, weighted sums of named arrays, all relative to the shift :math:`m` (the largest
-    log-weight seen so far), so nothing overflows whatever the weights."""
+    r"""Running sums of :class:`LayerEnumeration`.
 
-    def __init__(self, shapes):
+    For :math:`\log Z` (no `shapes`): :math:`\sum_k e^{\ell_k - m}` relative to the shift
+    :math:`m`, the largest log-weight seen so far, so nothing overflows whatever the
+    weights.  For the moments (`shapes`, second pass, :math:`\log Z` known): the sums of
+    named arrays weighted by :math:`p(x) = e^{\ell - \log Z} \le 1`, which need no shift.
+    """
+
+    def __init__(self, shapes=None):
         self.shift = -np.inf
         self.total = 0.0
-        self.sums = {name: np.zeros(shape) for name, shape in shapes.items()}
+        self.sums = {name: np.zeros(shape) for name, shape in (shapes or {}).items()}
 
     def rescale_to(self, new_shift):
-        """Express the sums relative to ``new_shift`` (>= the current shift)."""
+        """Express the total relative to ``new_shift`` (>= the current shift)."""
         factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
         self.total *= factor
-        for arr in self.sums.values():
-            arr *= factor
         self.shift = new_shift
 
     def merge(self, other):
-        """Add `other`'s sums to these (both rescaled to the larger shift); returns self."""
+        """Add `other`'s sums to these (totals rescaled to the larger shift); returns self."""
         new_shift = max(self.shift, other.shift)
         self.rescale_to(new_shift)
         other.rescale_to(new_shift)
@@ -736,21 +738,21 @@ class LayerEnumeration:
     r"""Exact sums over every state of a discrete layer ``x``, the other layer ``y`` summed or
     integrated in closed form through its log-normaliser.
 
-    The log-weight of a state is :math:`-E_x(x) + A_y(s_x(x) M)`.  With
-    `moments`, it also sums, weighted by :math:`p(x)`, the statistics
-    ``cross`` (:math:`s_x s_y^\top`, flattened), ``x`` and ``y`` (the
-    statistics' means) and the parameter gradients of both layers (``x:name``:
-    the potential gradient of ``x``; ``y:name``: the normaliser gradient of
-    ``y``).  States are taken in blocks of `rows`, the block ``i`` holding the
-    states ``i * rows .. (i + 1) * rows - 1``; like :class:`Enumeration` it
-    runs a range of blocks at a time (:meth:`run`), so the engine's threads,
-    segments, Ctrl-C and executors serve it unchanged.  Picklable: an executor
-    is sent the object itself.
+    The log-weight of a state is :math:`\ell = -E_x(x) + A_y(s_x(x) M)`.  Without
+    `log_z` a pass sums :math:`e^{\ell}` (for :math:`\log Z`); given `log_z` (a second
+    pass) it sums, weighted by :math:`p(x) = e^{\ell - \log Z}`, the statistics ``cross``
+    (:math:`s_x s_y^\top`, flattened), ``x`` and ``y`` (the statistics' means) and the
+    parameter gradients of both layers (``x:name``: the potential gradient of ``x``;
+    ``y:name``: the normaliser gradient of ``y``).  States are taken in blocks of `rows`,
+    block ``i`` holding states ``i * rows .. (i + 1) * rows - 1``; like
+    :class:`Enumeration` it runs a range of blocks at a time (:meth:`run`), so the
+    engine's threads, segments, Ctrl-C and executors serve it unchanged.  Picklable: an
+    executor is sent the object itself.
     """
 
-    def __init__(self, x, y, M, moments, rows):
+    def __init__(self, x, y, M, rows, log_z=None):
         self.x, self.y, self.M = x, y, M
-        self.moments = moments
+        self.log_z = log_z
         self.n_states = x.n_states ** x.n_units
         self.rows = rows
 
@@ -759,7 +761,7 @@ class LayerEnumeration:
         return -(-self.n_states // self.rows)
 
     def _shapes(self):
-        if not self.moments:
+        if self.log_z is None:
             return {}
         size_x, size_y = self.M.shape
         shapes = {"cross": (size_x, size_y), "x": (size_x,), "y": (size_y,)}
@@ -783,29 +785,30 @@ class LayerEnumeration:
             S = x.statistic(X).reshape(n, -1)
             U = (S @ M).reshape((n,) + y.shape)
             log_w = -x.energy(X) + y.log_normaliser(U)
-            top = float(log_w.max())
-            if top > acc.shift:
-                acc.rescale_to(top)
-            w = np.exp(log_w - acc.shift)
-            acc.total += float(w.sum())
-            if self.moments:
-                sums = acc.sums
-                SY = y.mean_statistic(U).reshape(n, -1)
-                sums["cross"] += (S * w[:, None]).T @ SY
-                sums["x"] += w @ S
-                sums["y"] += w @ SY
-                ux = (SY @ M.T).reshape((n,) + x.shape)
-                for k, g in x.potential_gradient(X, ux).items():
-                    sums["x:" + k] += np.tensordot(w, g, axes=1)
-                for k, g in y.normaliser_gradient(U).items():
-                    sums["y:" + k] += np.tensordot(w, g, axes=1)
+            if self.log_z is None:
+                top = float(log_w.max())
+                if top > acc.shift:
+                    acc.rescale_to(top)
+                acc.total += float(np.exp(log_w - acc.shift).sum())
+                continue
+            p = np.exp(log_w - self.log_z)
+            sums = acc.sums
+            SY = y.mean_statistic(U).reshape(n, -1)
+            sums["cross"] += (S * p[:, None]).T @ SY
+            sums["x"] += p @ S
+            sums["y"] += p @ SY
+            ux = (SY @ M.T).reshape((n,) + x.shape)
+            for k, g in x.potential_gradient(X, ux).items():
+                sums["x:" + k] += (p @ g.reshape(n, -1)).reshape(sums["x:" + k].shape)
+            for k, g in y.normaliser_gradient(U).items():
+                sums["y:" + k] += (p @ g.reshape(n, -1)).reshape(sums["y:" + k].shape)
         return acc
 
 
 def enumerate_layers(x, y, M, *, moments=False, chunk_size=None, n_threads=None,
                      executor=None):
     r""":math:`\log \sum_x \int_y e^{-E}` and, with `moments`, the normalised sums of
-    :class:`LayerEnumeration` (a dict), for any discrete layer ``x``.
+    :class:`LayerEnumeration` (a dict, from a second pass), for any discrete layer ``x``.
 
     Blocks hold about ``CHUNK_ELEMENTS`` numbers (or `chunk_size` states); the
     segments, threads and executor are those of :func:`enumerate_layer`, so
@@ -816,7 +819,7 @@ def enumerate_layers(x, y, M, *, moments=False, chunk_size=None, n_threads=None,
         rows = max(1, CHUNK_ELEMENTS // (size_x + size_y))
     else:
         rows = check_positive_int(chunk_size, "chunk_size")
-    enumeration = LayerEnumeration(x, y, M, moments, rows)
+    enumeration = LayerEnumeration(x, y, M, rows)
     n_elements = enumeration.n_states * (size_x + size_y)
     if executor is not None:
         check_executor(executor, n_threads)
@@ -824,14 +827,17 @@ def enumerate_layers(x, y, M, *, moments=False, chunk_size=None, n_threads=None,
         n_threads = default_threads() if n_elements >= THREADED_ELEMENTS else 1
     else:
         n_threads = check_positive_int(n_threads, "n_threads")
-    with one_blas_thread(None if executor is not None else n_elements):
+
+    def run(enumeration):
         ranges = segments(enumeration.n_blocks, n_elements)
         if executor is None:
-            acc = run_segments(enumeration, ranges, min(n_threads, len(ranges)))
-        else:
-            acc = run_on_executor(enumeration, ranges, executor)
-    log_z = acc.shift + np.log(acc.total)
-    if not moments:
-        return log_z, None
-    scale = 1.0 / acc.total
-    return log_z, {k: v * scale for k, v in acc.sums.items()}
+            return run_segments(enumeration, ranges, min(n_threads, len(ranges)))
+        return run_on_executor(enumeration, ranges, executor)
+
+    with one_blas_thread(None if executor is not None else n_elements):
+        acc = run(enumeration)
+        log_z = acc.shift + np.log(acc.total)
+        if not moments:
+            return log_z, None
+        acc = run(LayerEnumeration(x, y, M, rows, log_z=float(log_z)))
+    return log_z, acc.sums

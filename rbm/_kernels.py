@@ -27,17 +27,25 @@ def gibbs_steps(model, v, k, rng, beta=1.0):
     return v
 
 
-def row_statistics(model, v, h=None, weights=None):
+def row_statistics(model, v, h=None, weights=None, accurate=None):
     r"""Sums over the rows of :math:`-\partial E/\partial\theta`, per parameter (a dict).
 
     With `h` (sampled hidden rows) the hidden statistic is :math:`s(h)`;
     without it, the conditional mean given `v`, with the hidden parameters' gradients summed out
     (Rao-Blackwellised).  The caller divides by the number of rows.  With
-    `weights` (one per row) the sums are weighted.
+    `weights` (one per row) the sums are weighted.  The conditional means come from
+    ``mean_statistic`` and ``normaliser_gradient`` (`accurate`), or from
+    ``conditional_statistics`` (the sampling kernel's own, to rounding); by default the
+    latter for the binary model and the former for any other, the arithmetic each had
+    before the layers shared one code path, so that seeded runs keep their bits.
     """
+    if accurate is None:
+        accurate = not model.is_binary
     visible, hidden = model.visible, model.hidden
     I = model.input_hidden(v)
-    if h is None:
+    if h is None and accurate:
+        H, grads_h = hidden.mean_statistic(I), hidden.normaliser_gradient(I)
+    elif h is None:
         H, grads_h = hidden.conditional_statistics(I)
     else:
         H = hidden.statistic(h)
@@ -75,10 +83,19 @@ def _weighted_statistics(model, v, Sv, H, grads_h, w):
     return fields
 
 
-def contrast(pos, n_pos, neg, n_neg):
-    """Positive minus negative statistics, each a mean over its rows, as a Gradient."""
-    a, z = 1.0 / n_pos, 1.0 / n_neg
+def contrast(pos, n_pos, neg, n_neg, divide=False):
+    """Positive minus negative statistics, each a mean over its rows, as a Gradient.
+
+    The means are taken by multiplying with the reciprocal of the count, or with `divide`
+    by dividing (the binary estimators' and the other layers' arithmetic before the
+    layers shared one code path; see :func:`row_statistics`).
+    """
     out = {}
+    if divide:
+        for key, value in pos.items():
+            out[key] = value / n_pos - neg[key] / n_neg
+        return Gradient.from_fields(out)
+    a, z = 1.0 / n_pos, 1.0 / n_neg
     for key, value in pos.items():
         d = value * a
         d -= neg[key] * z

@@ -129,11 +129,13 @@ class CD:
         v = model.visible.sample(model.input_visible(h0), rng=rng)
         if self.k > 1:  # h_k itself is drawn below, only when the statistics need it
             v = gibbs_steps(model, v, self.k - 1, rng)
-        n = v0.shape[0]
+        n, divide = v0.shape[0], not model.is_binary
         if self.use_probabilities:
-            return contrast(row_statistics(model, v0), n, row_statistics(model, v), n)
-        hk = model.hidden.sample(model.input_hidden(v), rng=rng)
-        return contrast(row_statistics(model, v0, h0), n, row_statistics(model, v, hk), n)
+            pos, neg = row_statistics(model, v0), row_statistics(model, v)
+        else:
+            hk = model.hidden.sample(model.input_hidden(v), rng=rng)
+            pos, neg = row_statistics(model, v0, h0), row_statistics(model, v, hk)
+        return contrast(pos, n, neg, n, divide=divide)
 
 
 class PCD:
@@ -226,11 +228,12 @@ class PCD:
         """The data's statistics minus the chains'."""
         n, m = v0.shape[0], self.chains.shape[0]
         if self.use_probabilities:
-            return contrast(row_statistics(model, v0), n, row_statistics(model, self.chains), m)
-        h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
-        h_neg = model.hidden.sample(model.input_hidden(self.chains), rng=rng)
-        return contrast(row_statistics(model, v0, h_pos), n,
-                        row_statistics(model, self.chains, h_neg), m)
+            pos, neg = row_statistics(model, v0), row_statistics(model, self.chains)
+        else:
+            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
+            h_neg = model.hidden.sample(model.input_hidden(self.chains), rng=rng)
+            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, self.chains, h_neg)
+        return contrast(pos, n, neg, m, divide=not model.is_binary)
 
     def current_chains(self, model, v0, rng):
         """The chains' states before this call's steps: as stored, or initialised from `v0`

@@ -722,7 +722,7 @@ def data_statistics(model, data):
     if model.visible.bits is not None and model.hidden.bits is not None:
         pos = data_expectations(model, data)
         return Gradient(W=pos.vh, b=pos.v, c=pos.h)
-    fields = row_statistics(model, data)
+    fields = row_statistics(model, data, accurate=True)
     return Gradient.from_fields({k: v / data.shape[0] for k, v in fields.items()})
 
 

@@ -283,7 +283,9 @@ class TemperedPCD:
         cold = self.chains[0]
         n, m = v0.shape[0], cold.shape[0]
         if self.use_probabilities:
-            return contrast(row_statistics(model, v0), n, row_statistics(model, cold), m)
-        h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
-        h_neg = model.hidden.sample(model.input_hidden(cold), rng=rng)
-        return contrast(row_statistics(model, v0, h_pos), n, row_statistics(model, cold, h_neg), m)
+            pos, neg = row_statistics(model, v0), row_statistics(model, cold)
+        else:
+            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
+            h_neg = model.hidden.sample(model.input_hidden(cold), rng=rng)
+            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, cold, h_neg)
+        return contrast(pos, n, neg, m, divide=not model.is_binary)

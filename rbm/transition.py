@@ -426,6 +426,6 @@ def _general_cd(model, data, ks, single):
         for _ in range(target - done):
             r = r @ T
         done = target
-        neg = row_statistics(model, V, weights=r)
+        neg = row_statistics(model, V, weights=r, accurate=True)
         results[target] = pos - Gradient.from_fields(neg)
     return results[ks[0]] if single else [results[x] for x in ks]
