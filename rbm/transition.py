@@ -83,7 +83,7 @@ def _push(r, M, bias, chunk_size):
     out = np.zeros(2**n_out)
     for start in range(0, 2**n_in, chunk_size):
         stop = min(start + chunk_size, 2**n_in)
-        out += r[start:stop] @ _conditional(_states(start, stop, n_in) @ M + bias, targets)
+        out += r[start:stop] @ _conditional(states(start, stop, n_in) @ M + bias, targets)
     return out
 
 

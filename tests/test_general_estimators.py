@@ -211,3 +211,14 @@ def test_tempered_pcd_on_potts_moves_as_its_exact_tempering_matrix():
     expected = K[2 * 9 + 4] * 30_000
     keep = expected > 0
     assert chisquare(counts[keep], expected[keep]).pvalue > 1e-6
+
+
+def test_expected_cd_by_pushing_distributions_equals_the_matrix_route():
+    """cd_expected_gradient pushes q through the two conditionals when 2**n_visible exceeds
+    64 k, and forms T otherwise: both routes agree (a route left untested once hid a
+    NameError)."""
+    model = RBM.random(8, 3, scale=0.5, bias_scale=0.3, rng=0)
+    data = (np.random.default_rng(1).random((5, 8)) < 0.5).astype(float)
+    pushed = transition.cd_expected_gradient(model, data, 2)          # 256 > 64 * 2
+    formed = transition.cd_expected_gradient(model, data, [2, 10])[0]  # 256 <= 64 * 10
+    np.testing.assert_allclose(pushed.flat(), formed.flat(), atol=1e-12)
