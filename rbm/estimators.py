@@ -221,7 +221,7 @@ class PCD:
             One field per parameter of the model.
         """
         v0, rng = checked_data(model, data, rng)
-        self.chains = gibbs_steps(model, self.current_chains(model, v0, rng), self.k, rng)
+        self.chains = gibbs_steps(model, self.current_chains(model, v0, rng=rng), self.k, rng)
         return self._estimate(model, v0, rng)
 
     def _estimate(self, model, v0, rng):
@@ -235,7 +235,7 @@ class PCD:
             pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, self.chains, h_neg)
         return contrast(pos, n, neg, m, divide=not model.is_binary)
 
-    def current_chains(self, model, v0, rng):
+    def current_chains(self, model, v0, *, rng):
         """The chains' states before this call's steps: as stored, or initialised from `v0`
         (drawn as the first call of :meth:`gradient` draws them; the fused trainer uses it too)."""
         if self.chains is None:
@@ -322,7 +322,7 @@ class FastPCD(PCD):
         Gradient
         """
         v0, rng = checked_data(model, data, rng)
-        start = self.current_chains(model, v0, rng)
+        start = self.current_chains(model, v0, rng=rng)
         params = model.parameters()
         if self.fast is None or {k: v.shape for k, v in self.fast.fields.items()} != {
                 k: v.shape for k, v in params.items()}:
