@@ -79,6 +79,7 @@ States of a layer with ``n`` units are ordered as the binary numbers
 (see :func:`all_states`).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,7 +217,7 @@ def enumerated_side(model, layer=None):
 
 def _state_bits(layer):
     """log2 of the number of states of a discrete layer."""
-    return layer.n_units * float(np.log2(layer.n_states))
+    return layer.n_units * math.log2(layer.n_states)
 
 
 def _bits_problem(model, side):
