@@ -2,8 +2,14 @@
 
 Modules
 -------
+layers
+    The layers of units, one interface: :class:`~rbm.layers.Binary` {0,1},
+    :class:`~rbm.layers.Spin` ±1, :class:`~rbm.layers.Potts` (categorical),
+    :class:`~rbm.layers.Gaussian`, :class:`~rbm.layers.ReLU` and
+    :class:`~rbm.layers.DReLU`.
 model
-    :class:`RBM` (energy, free energy, conditionals, sampling) and :class:`Gradient`.
+    :class:`RBM` over any two layers (``RBM(W, b, c)``: the binary model; energy,
+    free energy, conditionals, sampling) and :class:`Gradient`.
 exact
     Exact log Z, likelihoods, distributions, KL and gradients by enumeration.
 transition
@@ -36,13 +42,10 @@ pseudolikelihood
 curvature
     The exact Hessian of log Z and of the log-likelihood, the Fisher matrix,
     the hidden units' symmetries, centering and the natural gradient.
-units
-    {0,1}, ±1 and Gaussian layers, the two-layer :class:`~rbm.units.LayeredRBM`
-    and its exact log Z, log-likelihood and gradient.
 """
 
-from rbm import (ais, cd_theory, curvature, datasets, estimators, exact, pseudolikelihood,
-                 sampling, tempering, training, transition, units)
+from rbm import (ais, cd_theory, curvature, datasets, estimators, exact, layers,
+                 pseudolikelihood, sampling, tempering, training, transition)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -66,7 +69,7 @@ __all__ = [
     "ais",
     "pseudolikelihood",
     "curvature",
-    "units",
+    "layers",
     "softplus",
     "sigmoid",
     "logsumexp",

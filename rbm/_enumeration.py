@@ -599,6 +599,8 @@ def segment_sums(problem, high_start, high_stop):
     a worker's processes share the machine's cores.
     """
     with one_blas_thread():
+        if isinstance(problem, LayerEnumeration):  # sent as it is: layers and weights
+            return problem.run(high_start, high_stop)
         return make_enumeration(*problem).run(high_start, high_stop)
 
 
@@ -697,3 +699,145 @@ def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=No
                                   executor)
         log_z = acc.shift + np.log(acc.total)
         return log_z, (enumeration.moments_of(acc) if moments else None)
+
+
+# -- any discrete layer against any other layer -----------------------------------------------
+
+class LayerAccumulator:
+    r"""Running sums of :class:`LayerEnumeration`.
+
+    For :math:`\log Z` (no `shapes`): :math:`\sum_k e^{\ell_k - m}` relative to the shift
+    :math:`m`, the largest log-weight seen so far, so nothing overflows whatever the
+    weights.  For the moments (`shapes`, second pass, :math:`\log Z` known): the sums of
+    named arrays weighted by :math:`p(x) = e^{\ell - \log Z} \le 1`, which need no shift.
+    """
+
+    def __init__(self, shapes=None):
+        self.shift = -np.inf
+        self.total = 0.0
+        self.sums = {name: np.zeros(shape) for name, shape in (shapes or {}).items()}
+
+    def rescale_to(self, new_shift):
+        """Express the total relative to ``new_shift`` (>= the current shift)."""
+        factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
+        self.total *= factor
+        self.shift = new_shift
+
+    def merge(self, other):
+        """Add `other`'s sums to these (totals rescaled to the larger shift); returns self."""
+        new_shift = max(self.shift, other.shift)
+        self.rescale_to(new_shift)
+        other.rescale_to(new_shift)
+        self.total += other.total
+        for name, arr in self.sums.items():
+            arr += other.sums[name]
+        return self
+
+
+class LayerEnumeration:
+    r"""Exact sums over every state of a discrete layer ``x``, the other layer ``y`` summed or
+    integrated in closed form through its log-normaliser.
+
+    The log-weight of a state is :math:`\ell = -E_x(x) + A_y(s_x(x) M)`.  Without
+    `log_z` a pass sums :math:`e^{\ell}` (for :math:`\log Z`); given `log_z` (a second
+    pass) it sums, weighted by :math:`p(x) = e^{\ell - \log Z}`, the statistics ``cross``
+    (:math:`s_x s_y^\top`, flattened), ``x`` and ``y`` (the statistics' means) and the
+    parameter gradients of both layers (``x:name``: the potential gradient of ``x``;
+    ``y:name``: the normaliser gradient of ``y``).  States are taken in blocks of `rows`,
+    block ``i`` holding states ``i * rows .. (i + 1) * rows - 1``; like
+    :class:`Enumeration` it runs a range of blocks at a time (:meth:`run`), so the
+    engine's threads, segments, Ctrl-C and executors serve it unchanged.  Picklable: an
+    executor is sent the object itself.
+    """
+
+    def __init__(self, x, y, M, rows, log_z=None):
+        self.x, self.y, self.M = x, y, M
+        self.log_z = log_z
+        self.n_states = x.n_states ** x.n_units
+        self.rows = rows
+
+    @property
+    def n_blocks(self):
+        return -(-self.n_states // self.rows)
+
+    def _shapes(self):
+        if self.log_z is None:
+            return {}
+        size_x, size_y = self.M.shape
+        shapes = {"cross": (size_x, size_y), "x": (size_x,), "y": (size_y,)}
+        shapes.update({"x:" + k: v.shape for k, v in self.x.parameters().items()})
+        shapes.update({"y:" + k: v.shape for k, v in self.y.parameters().items()})
+        return shapes
+
+    def run(self, high_start, high_stop, cancel=None):
+        """Sum the blocks ``high_start .. high_stop - 1`` into a new :class:`LayerAccumulator`.
+
+        Returns None, having stopped early, when `cancel` is set.
+        """
+        acc = LayerAccumulator(self._shapes())
+        x, y, M = self.x, self.y, self.M
+        for block in range(high_start, high_stop):
+            if cancel is not None and cancel.is_set():
+                return None
+            start = block * self.rows
+            X = x.states(start, min(start + self.rows, self.n_states))
+            n = X.shape[0]
+            S = x.statistic(X).reshape(n, -1)
+            U = (S @ M).reshape((n,) + y.shape)
+            log_w = -x.energy(X) + y.log_normaliser(U)
+            if self.log_z is None:
+                top = float(log_w.max())
+                if top > acc.shift:
+                    acc.rescale_to(top)
+                acc.total += float(np.exp(log_w - acc.shift).sum())
+                continue
+            p = np.exp(log_w - self.log_z)
+            sums = acc.sums
+            SY = y.mean_statistic(U).reshape(n, -1)
+            sums["cross"] += (S * p[:, None]).T @ SY
+            sums["x"] += p @ S
+            sums["y"] += p @ SY
+            ux = (SY @ M.T).reshape((n,) + x.shape)
+            for k, g in x.potential_gradient(X, ux).items():
+                sums["x:" + k] += (p @ g.reshape(n, -1)).reshape(sums["x:" + k].shape)
+            for k, g in y.normaliser_gradient(U).items():
+                sums["y:" + k] += (p @ g.reshape(n, -1)).reshape(sums["y:" + k].shape)
+        return acc
+
+
+def enumerate_layers(x, y, M, *, moments=False, chunk_size=None, n_threads=None,
+                     executor=None):
+    r""":math:`\log \sum_x \int_y e^{-E}` and, with `moments`, the normalised sums of
+    :class:`LayerEnumeration` (a dict, from a second pass), for any discrete layer ``x``.
+
+    Blocks hold about ``CHUNK_ELEMENTS`` numbers (or `chunk_size` states); the
+    segments, threads and executor are those of :func:`enumerate_layer`, so
+    the result is the same to the last bit whatever runs it.
+    """
+    size_x, size_y = M.shape
+    if chunk_size is None:
+        rows = max(1, CHUNK_ELEMENTS // (size_x + size_y))
+    else:
+        rows = check_positive_int(chunk_size, "chunk_size")
+    enumeration = LayerEnumeration(x, y, M, rows)
+    n_elements = enumeration.n_states * (size_x + size_y)
+    if executor is not None:
+        check_executor(executor, n_threads)
+    elif n_threads is None:
+        n_threads = default_threads() if n_elements >= THREADED_ELEMENTS else 1
+    else:
+        n_threads = check_positive_int(n_threads, "n_threads")
+
+    def run(enumeration):
+        ranges = segments(enumeration.n_blocks, n_elements)
+        if executor is None:
+            return run_segments(enumeration, ranges, min(n_threads, len(ranges)))
+        return run_on_executor(enumeration, ranges, executor)
+
+    with one_blas_thread(None if executor is not None else n_elements):
+        acc = run(enumeration)
+        log_z = acc.shift + np.log(acc.total)
+        if not moments:
+            return log_z, None
+        acc = run(LayerEnumeration(x, y, M, rows, log_z=float(log_z)))
+    return log_z, acc.sums

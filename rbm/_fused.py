@@ -207,7 +207,8 @@ class FusedTrainer:
         """Prepare the epoch's draws; start the persistent chains if they are new."""
         if self.persistent is not None and self.stack is None:
             # drawn first, as in the general stepper's first update
-            chains = self.persistent._start(self.model, shuffled[:batch_size, :-1], rng)
+            chains = self.persistent.current_chains(self.model, shuffled[:batch_size, :-1],
+                                                    rng=rng)
             self.n_chains = chains.shape[0]
             rows = min(batch_size, shuffled.shape[0])
             self.stack = _Stack(self.n_chains, rows, self.n_visible, self.n_hidden)

@@ -151,3 +151,16 @@ def check_enumeration_size(n_bits, what, limit=MAX_ENUMERATION_BITS):
             f"2**{limit}; use a smaller model, or an estimate that does not enumerate "
             "(sampling, annealed importance sampling)"
         )
+
+
+def check_distribution(q, name, size):
+    """A probability vector of shape ``(size,)``: finite, non-negative, summing to 1."""
+    q = as_float_array(q, name)
+    if q.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), one entry per visible state, "
+                         f"got {q.shape}")
+    if not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise ValueError(f"{name} must hold finite, non-negative probabilities")
+    if abs(q.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1, got {q.sum()!r}")
+    return q

@@ -30,6 +30,17 @@ The base model's partition function is in closed form,
 
 .. math:: \log Z_A = \sum_i \operatorname{softplus}(b_{A,i}) + n_\text{hidden} \log 2.
 
+**Any two layers.**  For a model of other layers (:mod:`rbm.layers`) the
+base model has no weights and the base layers of :func:`base_layers` (zero
+fields for discrete units, the uniform distribution; the layer itself for
+continuous units, so that only the weights are annealed), and the
+intermediate model at :math:`\beta` is the RBM with weights :math:`\beta W`
+and layers whose energies are :math:`(1-\beta)E_A + \beta E`
+(``layer.anneal``).  :math:`\log Z_A` is the sum of the base layers'
+log-normalisers at zero input, and a Gibbs sweep of the intermediate model is
+the transition.  For two {0,1} layers this is the scheme above, and the
+binary model keeps its own loop (the same draws as before).
+
 References
 ----------
 .. [1] R. Salakhutdinov and I. Murray, "On the quantitative analysis of deep
@@ -54,6 +65,7 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
+from rbm._kernels import gibbs_steps
 from rbm.exact import all_states
 from rbm.model import RBM, check_model
 from rbm.special import logsumexp, sigmoid, softplus
@@ -67,6 +79,7 @@ __all__ = [
     "base_log_partition",
     "log_mean_weight",
     "intermediate_model",
+    "base_layers",
     "exact_weight_moments",
     "ais_log_partition",
     "reverse_ais_log_partition",
@@ -351,8 +364,86 @@ def intermediate_model(model, beta, *, base_biases=None):
     beta = check_positive_float(beta, "beta", allow_zero=True)
     if beta > 1.0:
         raise ValueError(f"beta must be in [0, 1], got {beta}")
-    b_A = _base_biases_from(model, None, base_biases)
-    return RBM(beta * model.W, (1.0 - beta) * b_A + beta * model.b, beta * model.c)
+    if model.is_binary:
+        b_A = _base_biases_from(model, None, base_biases)
+        return RBM(beta * model.W, (1.0 - beta) * b_A + beta * model.b, beta * model.c)
+    base_v, base_h = base_layers(model, base_biases=base_biases)
+    return _intermediate(model, base_v, base_h, beta)
+
+
+def _intermediate(model, base_v, base_h, beta):
+    """The intermediate model at `beta` between the base layers and `model` (no checks)."""
+    return RBM(beta * model.W, model.visible.anneal(base_v, beta),
+               model.hidden.anneal(base_h, beta))
+
+
+def base_layers(model, *, data=None, base_biases=None):
+    r"""The base model of annealed importance sampling for any two layers: its two layers.
+
+    The base model has no weights, so its log Z is the sum of its layers'
+    log-normalisers at zero input, in closed form.  Each layer's base is
+    ``layer.base()``: zero fields for discrete units (the uniform
+    distribution), the layer itself for continuous ones (annealing then
+    moves only the weights).  A discrete visible layer may instead take its
+    base-rate fields from `data` (smoothed frequencies, as
+    :func:`base_rate_biases` for {0,1} units) or `base_biases`.
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible), optional
+    base_biases : array_like of the shape of ``model.visible.bias``, optional
+
+    Returns
+    -------
+    (rbm.layers.Layer, rbm.layers.Layer)
+    """
+    check_model(model)
+    if data is not None and base_biases is not None:
+        raise ValueError("give at most one of data and base_biases, not both")
+    base_v, base_h = model.visible.base(), model.hidden.base()
+    if base_biases is not None or data is not None:
+        if "bias" not in base_v.parameters() or not model.visible.discrete:
+            raise ValueError(f"base_biases and data set the base fields of a discrete visible "
+                             f"layer; model.visible is {model.visible!r}")
+        if base_biases is not None:
+            base_v.bias[...] = check_finite_parameter(base_biases, "base_biases",
+                                                      base_v.bias.shape)
+        else:
+            data, _ = model.visible.check_states(data, "data", allow_1d=False)
+            counts = model.visible.embed(data).sum(axis=0) if base_v.bias.ndim == 2 else None
+            if counts is not None:  # Potts: log of the smoothed frequencies
+                base_v.bias[...] = np.log(counts + 1.0) - np.log(data.shape[0] + base_v.q)
+            else:
+                low, high = model.visible.states(0, 2)[:, -1]
+                up = ((data == high).sum(axis=0) + 1.0) / (data.shape[0] + 2.0)
+                base_v.bias[...] = (np.log(up) - np.log1p(-up)) / (high - low)
+    return base_v, base_h
+
+
+def _base_log_partition(base_v, base_h):
+    """log Z of the base model: its layers' log-normalisers at zero input."""
+    return float(base_v.log_normaliser(np.zeros((1,) + base_v.shape))[0]
+                 + base_h.log_normaliser(np.zeros((1,) + base_h.shape))[0])
+
+
+def _anneal_layers(model, base_v, base_h, betas, v, rng):
+    r"""The general counterpart of :func:`_anneal`: intermediate models built per step."""
+    log_weights = np.zeros(v.shape[0])
+    n_steps = len(betas) - 1
+    previous = _intermediate(model, base_v, base_h, betas[0])
+    for m in range(1, n_steps + 1):
+        current = _intermediate(model, base_v, base_h, betas[m])
+        log_weights += _log_marginal(current, v) - _log_marginal(previous, v)
+        if m < n_steps:
+            v = gibbs_steps(current, v, 1, rng)
+        previous = current
+    return log_weights, v
+
+
+def _log_marginal(model, v):
+    r""":math:`-F(v)` of checked rows `v` (no checks)."""
+    return model.hidden.log_normaliser(model.input_hidden(v)) - model.visible.energy(v)
 
 
 def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
@@ -409,7 +500,7 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
     >>> bool(np.isclose(log_mean, log_ratio, rtol=0, atol=1e-12)), bool(mean_log < log_ratio)
     (True, True)
     """
-    model = check_model(model)
+    model = check_model(model, binary="exact_weight_moments")
     if model.n_visible > MAX_TRANSITION_BITS:
         raise ValueError(f"exact_weight_moments holds distributions over all visible states; "
                          f"n_visible must be at most {MAX_TRANSITION_BITS}, got {model.n_visible}")
@@ -523,6 +614,14 @@ def ais_log_partition(model, *, n_runs=100, betas=_PAPER_STEPS, rng, data=None,
                      f"n_runs={n_runs} chains of {max(model.n_visible, model.n_hidden)} units")
     betas = _check_betas(betas)
     rng = check_rng(rng)
+    if not model.is_binary:
+        base_v, base_h = base_layers(model, data=data, base_biases=base_biases)
+        v = base_v.sample(np.zeros((n_runs,) + base_v.shape), rng=rng)
+        log_weights, v = _anneal_layers(model, base_v, base_h, betas, v, rng)
+        log_z_base = _base_log_partition(base_v, base_h)
+        log_mean, std_error = log_mean_weight(log_weights)
+        return AISResult(log_z=log_z_base + log_mean, std_error=std_error,
+                         log_weights=log_weights, log_z_base=log_z_base, final_states=v)
     b_A = _base_biases_from(model, data, base_biases)
     v = (rng.random((n_runs, model.n_visible)) < sigmoid(b_A)).astype(float)
     log_weights, v = _anneal(model, b_A, betas, v, rng)
@@ -594,11 +693,18 @@ def reverse_ais_log_partition(model, v_init, *, betas=_PAPER_STEPS, rng, data=No
     True
     """
     model = check_model(model)
-    v, _ = check_binary(v_init, "v_init", model.n_visible, allow_1d=False)
+    v, _ = model.visible.check_states(v_init, "v_init", allow_1d=False)
     if v.shape[0] < 2:
         raise ValueError(f"v_init must have at least 2 rows (one per run), got {v.shape[0]}")
     betas = _check_betas(betas)
     rng = check_rng(rng)
+    if not model.is_binary:
+        base_v, base_h = base_layers(model, data=data, base_biases=base_biases)
+        log_weights, v = _anneal_layers(model, base_v, base_h, betas[::-1], v.copy(), rng)
+        log_z_base = _base_log_partition(base_v, base_h)
+        log_mean, std_error = log_mean_weight(log_weights)
+        return AISResult(log_z=log_z_base - log_mean, std_error=std_error,
+                         log_weights=log_weights, log_z_base=log_z_base, final_states=v)
     b_A = _base_biases_from(model, data, base_biases)
     log_weights, v = _anneal(model, b_A, betas[::-1], v.copy(), rng)
     log_z_base = base_log_partition(b_A, model.n_hidden)

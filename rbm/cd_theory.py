@@ -35,8 +35,9 @@ enumerates both layers and holds :math:`2^{n_\text{visible}}\times
 
 import numpy as np
 
-from rbm._validation import as_float_array, check_positive_float, check_positive_int
-from rbm.exact import _check_distribution, all_states
+from rbm._validation import (as_float_array, check_distribution, check_positive_float,
+                              check_positive_int)
+from rbm.exact import all_states, visible_distribution
 from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
@@ -56,12 +57,12 @@ _STEP = 1e-30
 # -- arguments --------------------------------------------------------------------------
 
 def _check(model, q, k):
-    check_model(model)
+    check_model(model, binary="cd_theory")
     for layer, n in (("n_visible", model.n_visible), ("n_hidden", model.n_hidden)):
         if n > MAX_THEORY_UNITS:
             raise ValueError(f"model has {layer}={n}; rbm.cd_theory enumerates both layers "
                              f"and allows at most {MAX_THEORY_UNITS} units in each")
-    q = _check_distribution(q, "q", 2**model.n_visible)
+    q = check_distribution(q, "q", 2**model.n_visible)
     if k is not None:
         k = check_positive_int(k, "k")
     return q, k
@@ -152,6 +153,15 @@ def _transition(model):
     return gibbs_transition_matrix(model)
 
 
+def _general_transition(model, what):
+    """T and p(v) of a model of two discrete layers other than {0,1} (None for those)."""
+    check_model(model)
+    if model.is_binary:
+        return None
+    from_layers = gibbs_transition_matrix(model)
+    return from_layers, visible_distribution(model)
+
+
 def transition_eigenvalues(model):
     r"""All eigenvalues of the visible Gibbs transition :math:`T`, in ascending order.
 
@@ -170,7 +180,9 @@ def transition_eigenvalues(model):
     Parameters
     ----------
     model : RBM
-        At most ``MAX_THEORY_UNITS`` units in each layer.
+        At most ``MAX_THEORY_UNITS`` units in each layer ({0,1} layers), or
+        two discrete layers within the limits of
+        :func:`rbm.transition.gibbs_transition_matrix`.
 
     Returns
     -------
@@ -186,8 +198,13 @@ def transition_eigenvalues(model):
     >>> bool(abs(eigenvalues[-1] - 1) < 1e-12 and eigenvalues[0] > -1e-12)
     True
     """
-    T = _transition(model)
-    root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
+    general = _general_transition(model, "transition_eigenvalues")
+    if general is not None:
+        T, p = general
+        root = np.sqrt(p)
+    else:
+        T = _transition(model)
+        root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
     symmetric = root[:, None] * T / root[None, :]
     return np.linalg.eigvalsh((symmetric + symmetric.T) / 2)
 
@@ -252,7 +269,7 @@ def largest_flip_energy(model):
     >>> largest_flip_energy(model)  # hidden unit 2 with v = 1: |0 - 2|
     2.0
     """
-    check_model(model)
+    check_model(model, binary="largest_flip_energy")
     W, b, c = model.W, model.b, model.c
     up, down = np.clip(W, 0, None), np.clip(W, None, 0)
     hidden = np.maximum(np.abs(c + up.sum(axis=0)), np.abs(c + down.sum(axis=0)))
@@ -289,7 +306,8 @@ def dobrushin_coefficient(model):
     >>> dobrushin_coefficient(independent)  # every row of T is p
     0.0
     """
-    T = _transition(model)
+    general = _general_transition(model, "dobrushin_coefficient")
+    T = _transition(model) if general is None else general[0]
     # TV(T_v, T_v') = 1 - sum_w min(T(v, w), T(v', w)), one row against all at a time
     overlap = min(np.minimum(row[None, :], T).sum(axis=1).min() for row in T)
     return float(max(0.0, 1.0 - overlap))

@@ -20,6 +20,14 @@ forms, and the functions enumerate the :math:`2^{n_v}` visible states only.
 Memory: the visible states and their conditional statistics, about
 :math:`2^{n_v} (n_v n_h + n_v + n_h)` numbers, plus a few
 :math:`d \times d` matrices with :math:`d = n_v n_h + n_v + n_h`.
+
+:func:`n_parameters`, :func:`fisher_information`, :func:`log_partition_hessian`,
+:func:`log_likelihood_hessian` and :func:`natural_gradient` take any two
+discrete layers (±1 spins, Potts units): the statistics are then
+:math:`-\partial E/\partial\theta` of every parameter, in the order of
+:meth:`rbm.RBM.parameters`, and every joint state :math:`(v, h)` is enumerated
+(at most ``2**MAX_CURVATURE_JOINT`` of them).  The symmetries, centering and
+:func:`add_hidden_unit` are written for the binary model.
 """
 
 import numpy as np
@@ -31,6 +39,7 @@ from rbm.special import sigmoid
 
 __all__ = [
     "MAX_CURVATURE_VISIBLE",
+    "MAX_CURVATURE_JOINT",
     "n_parameters",
     "fisher_information",
     "log_partition_hessian",
@@ -48,21 +57,60 @@ __all__ = [
 
 #: The largest visible layer the curvature functions enumerate (they sum over its states).
 MAX_CURVATURE_VISIBLE = 16
+#: The most joint states (as a power of two) the general path enumerates.
+MAX_CURVATURE_JOINT = 18
 
 
 def n_parameters(model):
     """:math:`d = n_v n_h + n_v + n_h`, the number of parameters (and of statistics)."""
     check_model(model)
-    return model.n_visible * model.n_hidden + model.n_visible + model.n_hidden
+    return int(sum(arr.size for arr in model.parameters().values()))
 
 
 def _check_size(model, what):
-    check_model(model)
+    check_model(model, binary="curvature")
     check_enumeration_size(model.n_visible, what, limit=MAX_CURVATURE_VISIBLE)
     d = n_parameters(model)
     check_array_size(2**model.n_visible * d + 4 * d * d,
                      f"{what} of a {model.n_visible} x {model.n_hidden} RBM")
     return d
+
+
+def _general(model, what):
+    """Whether `model` takes the general path (two discrete layers, not both {0,1})."""
+    check_model(model)
+    if model.is_binary:
+        return False
+    for side in ("visible", "hidden"):
+        layer = getattr(model, side)
+        if not layer.discrete:
+            raise ValueError(f"{what} enumerates both layers and needs discrete units; "
+                             f"model.{side} is {layer!r}, which is continuous")
+    bits = (model.n_visible * np.log2(model.visible.n_states)
+            + model.n_hidden * np.log2(model.hidden.n_states))
+    check_enumeration_size(int(np.ceil(bits - 1e-9)), what, limit=MAX_CURVATURE_JOINT)
+    check_array_size(2**int(np.ceil(bits)) * n_parameters(model), what)
+    return True
+
+
+def _joint(model):
+    r"""Every joint state's probability :math:`p(v, h)` (a ``(N_v, N_h)`` array) and its
+    statistics :math:`-\partial E/\partial\theta` (``(N_v, N_h, d)``), flattened in the
+    order of the model's parameters."""
+    V = model.visible.states(0, model.visible.n_states ** model.n_visible)
+    H = model.hidden.states(0, model.hidden.n_states ** model.n_hidden)
+    nv, nh = len(V), len(H)
+    VV, HH = np.repeat(V, nh, axis=0), np.tile(H, (nv, 1))
+    log_p = -model.energy(VV, HH)
+    p = np.exp(log_p - np.logaddexp.reduce(log_p)).reshape(nv, nh)
+    Sv = model.visible.statistic(VV).reshape(nv * nh, -1)
+    Sh = model.hidden.statistic(HH).reshape(nv * nh, -1)
+    parts = [(Sv[:, :, None] * Sh[:, None, :]).reshape(nv * nh, -1)]
+    for layer, X, I in ((model.visible, VV, model.input_visible(HH)),
+                        (model.hidden, HH, model.input_hidden(VV))):
+        for g in layer.potential_gradient(X, I).values():
+            parts.append(g.reshape(nv * nh, -1))
+    return V, H, p, np.concatenate(parts, axis=1).reshape(nv, nh, -1)
 
 
 def _conditional(model, v):
@@ -123,6 +171,11 @@ def fisher_information(model):
     >>> F.shape, bool(np.all(np.linalg.eigvalsh(F) > -1e-12))
     ((11, 11), True)
     """
+    if _general(model, "fisher_information"):
+        V, H, p_vh, S = _joint(model)
+        p_v = p_vh.sum(axis=1)
+        mean = np.einsum("vh,vhd->vd", p_vh, S) / p_v[:, None]
+        return _weighted_covariance(mean, p_v)
     _check_size(model, "fisher_information")
     v = all_states(model.n_visible)
     p_v = np.exp(log_prob(model, v))
@@ -144,6 +197,9 @@ def log_partition_hessian(model):
     >>> bool(np.allclose(H, H.T)), bool(np.linalg.eigvalsh(H).min() > 0)
     (True, True)
     """
+    if _general(model, "log_partition_hessian"):
+        _, _, p_vh, S = _joint(model)
+        return _weighted_covariance(S.reshape(-1, S.shape[2]), p_vh.ravel())
     _check_size(model, "log_partition_hessian")
     v = all_states(model.n_visible)
     p_v = np.exp(log_prob(model, v))
@@ -169,6 +225,14 @@ def log_likelihood_hessian(model, data):
     data : array_like of shape (n_samples, n_visible)
         Binary rows.
     """
+    if _general(model, "log_likelihood_hessian"):
+        rows, _ = model.visible.check_states(data, "data")
+        V, H, p_vh, S = _joint(model)
+        index = model.visible.index_of(rows)
+        conditional = p_vh[index] / p_vh[index].sum(axis=1, keepdims=True)
+        data_term = sum(_weighted_covariance(S[i], w) for i, w in zip(index, conditional))
+        return data_term / len(rows) - _weighted_covariance(S.reshape(-1, S.shape[2]),
+                                                            p_vh.ravel())
     _check_size(model, "log_likelihood_hessian")
     rows, _ = check_binary(data, "data", model.n_visible)
     weights = np.full(len(rows), 1.0 / len(rows))
@@ -190,7 +254,7 @@ def flip_hidden(model, j):
     >>> bool(np.allclose(exact.log_prob(flip_hidden(model, 1), v), exact.log_prob(model, v)))
     True
     """
-    check_model(model)
+    check_model(model, binary="flip_hidden")
     if not isinstance(j, (int, np.integer)) or isinstance(j, bool) or not 0 <= j < model.n_hidden:
         raise ValueError(f"j must be an integer in [0, {model.n_hidden}), got {j!r}")
     W, b, c = model.W.copy(), model.b.copy(), model.c.copy()
@@ -202,7 +266,7 @@ def flip_hidden(model, j):
 
 def permute_hidden(model, order):
     """The RBM with its hidden units reordered by `order` (a permutation); the same :math:`p(v)`."""
-    check_model(model)
+    check_model(model, binary="permute_hidden")
     order = np.asarray(order)
     if order.shape != (model.n_hidden,) or not np.array_equal(np.sort(order),
                                                               np.arange(model.n_hidden)):
@@ -245,7 +309,7 @@ def from_centered(centered, mu, lam):
 
 def to_centered(model, mu, lam):
     """The centered parameters of `model` for the offsets `mu`, `lam`; inverse of :func:`from_centered`."""
-    check_model(model)
+    check_model(model, binary="to_centered")
     mu, lam = _check_offsets(mu, lam, model.n_visible, model.n_hidden)
     return Gradient(model.W.copy(), model.b + model.W @ lam, model.c + model.W.T @ mu)
 
@@ -280,7 +344,13 @@ def natural_gradient(model, data, *, damping=1e-4):
     F = fisher_information(model)
     g = gradient(model, data).flat()
     step = np.linalg.solve(F + damping * np.eye(len(g)), g)
-    return Gradient.from_flat(step, model.n_visible, model.n_hidden)
+    if model.is_binary:
+        return Gradient.from_flat(step, model.n_visible, model.n_hidden)
+    fields, start = {}, 0
+    for name, arr in model.parameters().items():
+        fields[name] = step[start:start + arr.size].reshape(arr.shape)
+        start += arr.size
+    return Gradient.from_fields(fields)
 
 
 def _binary_rows(data):
@@ -420,7 +490,7 @@ def add_hidden_unit(model, state, log_gain, *, sharpness=30.0):
     >>> bool(np.allclose(ratio / ratio[0], [1, 1, 1, 1, 1, 4, 1, 1]))
     True
     """
-    check_model(model)
+    check_model(model, binary="add_hidden_unit")
     state, _ = check_binary(state, "state", model.n_visible)
     state = state[0]
     for name, value in (("log_gain", log_gain), ("sharpness", sharpness)):

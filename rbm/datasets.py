@@ -1,5 +1,6 @@
 """Small data sets: bars and stripes, handwritten digits (binarised, or as intensities for
-Gaussian units, with :func:`standardise`), and a split by class."""
+Gaussian units, with :func:`standardise`), categorical sequences in families (for Potts
+units), and a split by class."""
 
 from importlib import resources
 
@@ -8,7 +9,7 @@ import numpy as np
 from rbm._validation import as_float_array, check_positive_float, check_positive_int, check_rng
 
 __all__ = ["MAX_BARS_AND_STRIPES_SIZE", "bars_and_stripes", "digits", "digit_intensities",
-           "standardise", "mnist", "split_by_class"]
+           "standardise", "mnist", "split_by_class", "sequence_families"]
 
 # 2**13 patterns of 144 pixels is about 9 MB; beyond that the set grows fourfold per step.
 MAX_BARS_AND_STRIPES_SIZE = 12
@@ -278,3 +279,53 @@ def split_by_class(labels, n_held_out_per_class, *, rng=0):
     is_held_out = np.zeros(labels.size, dtype=bool)
     is_held_out[held_out] = True
     return np.flatnonzero(~is_held_out), np.flatnonzero(is_held_out)
+
+
+def sequence_families(n_samples=400, *, rng=0, noise=0.1):
+    r"""A small categorical data set: sequences of 6 letters out of 4, in two families, with
+    one pair of positions in contact.
+
+    Each sequence is drawn as follows: a family :math:`f \in \{0, 1\}` with
+    probability 1/2; at positions 0, 1 and 2 the family's letters
+    (``(0, 1, 2)`` for family 0, ``(3, 2, 1)`` for family 1); at positions 3
+    and 5 a *contact*: a letter pair drawn uniformly from the complementary
+    pairs ``(0, 3), (3, 0), (1, 2), (2, 1)``, whatever the family; at position 4
+    a uniform letter.  Then every letter is replaced, with probability
+    `noise`, by a uniform one.  A model of it must learn the families
+    (third-order structure along positions 0-2) and the contact (a pairwise
+    dependence that no single site shows): what Potts visible units with
+    a few hidden units are for.  With :math:`4^6 = 4096` visible states
+    every exact function enumerates it.
+
+    Parameters
+    ----------
+    n_samples : int, default 400
+    rng : numpy.random.Generator or int, default 0
+    noise : float, default 0.1
+        In :math:`[0, 1]`.
+
+    Returns
+    -------
+    (ndarray of shape (n_samples, 6), ndarray of shape (n_samples,))
+        The sequences (letters 0 .. 3, as floats) and the families.
+
+    Examples
+    --------
+    >>> X, family = sequence_families(5, rng=0)
+    >>> X.shape, sorted(set(X.ravel().tolist())) <= [0.0, 1.0, 2.0, 3.0]
+    ((5, 6), True)
+    """
+    n_samples = check_positive_int(n_samples, "n_samples")
+    noise = check_positive_float(noise, "noise", allow_zero=True)
+    if noise > 1:
+        raise ValueError(f"noise must lie in [0, 1], got {noise}")
+    rng = check_rng(rng)
+    family = rng.integers(0, 2, size=n_samples)
+    X = np.empty((n_samples, 6), dtype=np.int64)
+    X[:, :3] = np.array([[0, 1, 2], [3, 2, 1]])[family]
+    pairs = np.array([[0, 3], [3, 0], [1, 2], [2, 1]])[rng.integers(0, 4, size=n_samples)]
+    X[:, 3], X[:, 5] = pairs[:, 0], pairs[:, 1]
+    X[:, 4] = rng.integers(0, 4, size=n_samples)
+    flip = rng.random(X.shape) < noise
+    X[flip] = rng.integers(0, 4, size=int(flip.sum()))
+    return X.astype(float), family

@@ -28,27 +28,25 @@ default because they remove the sampling noise of :math:`h` given
 :math:`v` (Rao-Blackwellisation).  The visible states of the chains are
 always sampled.
 
-The same estimators take a :class:`rbm.units.LayeredRBM` ({0,1}, ±1 or Gaussian
-layers): its chains alternate the layers' own conditionals, and its estimates
-are :class:`~rbm.units.LayeredGradient` objects with one field per parameter.
+The estimators are written once against the layer interface
+(:mod:`rbm.layers`), so they take a model of any two layers: its chains
+alternate the layers' own conditionals, the statistics are
+:math:`\langle -\partial E/\partial\theta\rangle` of every parameter, and the
+estimates are :class:`~rbm.model.Gradient` objects with one field per
+parameter (``W``, ``b``, ``c`` for the binary model).
 """
-
-from types import SimpleNamespace
 
 import numpy as np
 
-from rbm import units
+from rbm._kernels import checked_data, contrast, gibbs_steps, row_statistics
 from rbm._validation import (
     check_array_size,
-    check_binary,
     check_bool,
     check_positive_float,
     check_positive_int,
-    check_rng,
 )
 from rbm.exact import gradient as exact_gradient
-from rbm.model import Gradient, check_model
-from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h, _prob_v
+from rbm.model import Gradient
 
 __all__ = ["CD", "PCD", "FastPCD", "ExactGradient"]
 
@@ -61,28 +59,6 @@ def _check_init(init):
     if init not in _INITS:
         raise ValueError(f"init must be 'data' or 'uniform', got {init!r}")
     return init
-
-
-def _checked(model, data, rng):
-    """The estimators' arguments, checked: the data as a float array, and a Generator."""
-    check_model(model)
-    return check_binary(data, "data", model.n_visible, allow_1d=False)[0], check_rng(rng)
-
-
-def _difference(v_pos, h_pos, v_neg, h_neg):
-    r"""Positive minus negative statistics, each a mean over its rows.
-
-    :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle` and
-    :math:`\langle h\rangle` of the positive rows minus those of the
-    negative rows (the two may have different numbers of rows, as in PCD).
-    """
-    a, z = 1.0 / v_pos.shape[0], 1.0 / v_neg.shape[0]
-    W = v_pos.T @ h_pos
-    W *= a
-    W -= (v_neg.T @ h_neg) * z
-    b = np.add.reduce(v_pos, axis=0) * a - np.add.reduce(v_neg, axis=0) * z
-    c = np.add.reduce(h_pos, axis=0) * a - np.add.reduce(h_neg, axis=0) * z
-    return Gradient(W=W, b=b, c=c)
 
 
 class CD:
@@ -146,20 +122,20 @@ class CD:
         Returns
         -------
         Gradient
-            A :class:`~rbm.units.LayeredGradient` for a :class:`~rbm.units.LayeredRBM`.
+            One field per parameter of the model.
         """
-        if isinstance(model, units.LayeredRBM):
-            return units._cd_gradient(model, data, self.k, self.use_probabilities, rng)
-        v0, rng = _checked(model, data, rng)
-        p0 = _prob_h(model, v0)
-        h0 = _bernoulli(p0, rng)
-        v = _bernoulli(_prob_v(model, h0), rng)
+        v0, rng = checked_data(model, data, rng)
+        h0 = model.hidden.sample(model.input_hidden(v0), rng=rng)
+        v = model.visible.sample(model.input_visible(h0), rng=rng)
         if self.k > 1:  # h_k itself is drawn below, only when the statistics need it
-            v = _gibbs_steps(model, v, self.k - 1, rng)
-        pk = _prob_h(model, v)
+            v = gibbs_steps(model, v, self.k - 1, rng)
+        n, divide = v0.shape[0], not model.is_binary
         if self.use_probabilities:
-            return _difference(v0, p0, v, pk)
-        return _difference(v0, h0, v, _bernoulli(pk, rng))
+            pos, neg = row_statistics(model, v0), row_statistics(model, v)
+        else:
+            hk = model.hidden.sample(model.input_hidden(v), rng=rng)
+            pos, neg = row_statistics(model, v0, h0), row_statistics(model, v, hk)
+        return contrast(pos, n, neg, n, divide=divide)
 
 
 class PCD:
@@ -242,29 +218,32 @@ class PCD:
         Returns
         -------
         Gradient
-            A :class:`~rbm.units.LayeredGradient` for a :class:`~rbm.units.LayeredRBM`.
+            One field per parameter of the model.
         """
-        if isinstance(model, units.LayeredRBM):
-            grad, self.chains = units._pcd_gradient(model, data, self.chains, self.n_chains,
-                                                    self.k, self.use_probabilities, self.init,
-                                                    rng)
-            return grad
-        v0, rng = _checked(model, data, rng)
-        self.chains = _gibbs_steps(model, self._start(model, v0, rng), self.k, rng)
-        p0 = _prob_h(model, v0)
-        pk = _prob_h(model, self.chains)
-        if self.use_probabilities:
-            return _difference(v0, p0, self.chains, pk)
-        return _difference(v0, _bernoulli(p0, rng), self.chains, _bernoulli(pk, rng))
+        v0, rng = checked_data(model, data, rng)
+        self.chains = gibbs_steps(model, self.current_chains(model, v0, rng=rng), self.k, rng)
+        return self._estimate(model, v0, rng)
 
-    def _start(self, model, v0, rng):
-        """The chains' states before this call's steps: as stored, or initialised from `v0`."""
+    def _estimate(self, model, v0, rng):
+        """The data's statistics minus the chains'."""
+        n, m = v0.shape[0], self.chains.shape[0]
+        if self.use_probabilities:
+            pos, neg = row_statistics(model, v0), row_statistics(model, self.chains)
+        else:
+            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
+            h_neg = model.hidden.sample(model.input_hidden(self.chains), rng=rng)
+            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, self.chains, h_neg)
+        return contrast(pos, n, neg, m, divide=not model.is_binary)
+
+    def current_chains(self, model, v0, *, rng):
+        """The chains' states before this call's steps: as stored, or initialised from `v0`
+        (drawn as the first call of :meth:`gradient` draws them; the fused trainer uses it too)."""
         if self.chains is None:
             check_array_size(self.n_chains * model.n_visible,
                              f"n_chains={self.n_chains} chains of {model.n_visible} units")
             if self.init == "data":
                 return v0[rng.integers(0, v0.shape[0], size=self.n_chains)]
-            return _bernoulli(np.full((self.n_chains, model.n_visible), 0.5), rng)
+            return model.visible.random_states(self.n_chains, rng=rng)
         if self.chains.shape[1] != model.n_visible:
             raise ValueError(
                 f"model has n_visible={model.n_visible}, but the persistent chains have "
@@ -342,20 +321,17 @@ class FastPCD(PCD):
         -------
         Gradient
         """
-        v0, rng = _checked(model, data, rng)
-        start = self._start(model, v0, rng)
-        if self.fast is None or self.fast.W.shape != model.W.shape:
-            self.fast = Gradient(np.zeros_like(model.W), np.zeros_like(model.b),
-                                 np.zeros_like(model.c))
-        # The sampling kernels read W, b and c only.
-        shifted = SimpleNamespace(W=model.W + self.fast.W, b=model.b + self.fast.b,
-                                  c=model.c + self.fast.c)
-        self.chains = _gibbs_steps(shifted, start, self.k, rng)
-        p0, pk = _prob_h(model, v0), _prob_h(model, self.chains)
-        if self.use_probabilities:
-            g = _difference(v0, p0, self.chains, pk)
-        else:
-            g = _difference(v0, _bernoulli(p0, rng), self.chains, _bernoulli(pk, rng))
+        v0, rng = checked_data(model, data, rng)
+        start = self.current_chains(model, v0, rng=rng)
+        params = model.parameters()
+        if self.fast is None or {k: v.shape for k, v in self.fast.fields.items()} != {
+                k: v.shape for k, v in params.items()}:
+            self.fast = Gradient.from_fields({k: np.zeros_like(v) for k, v in params.items()})
+        shifted = model.copy()
+        for name, arr in shifted.parameters().items():
+            arr += self.fast.fields[name]
+        self.chains = gibbs_steps(shifted, start, self.k, rng)
+        g = self._estimate(model, v0, rng)
         self.fast = self.fast_decay * self.fast + self.fast_learning_rate * g
         return g
 
@@ -377,8 +353,5 @@ class ExactGradient:
         return "ExactGradient()"
 
     def gradient(self, model, data, *, rng=None):
-        """:func:`rbm.exact.gradient` of `data` (:func:`rbm.units.gradient` for a
-        :class:`~rbm.units.LayeredRBM`); `rng` is accepted and ignored."""
-        if isinstance(model, units.LayeredRBM):
-            return units.gradient(model, data)
+        """:func:`rbm.exact.gradient` of `data`; `rng` is accepted and ignored."""
         return exact_gradient(model, data)

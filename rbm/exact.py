@@ -62,11 +62,24 @@ the executor running it again (Dask does run it again on another worker),
 makes the call raise :class:`RuntimeError` naming the task's blocks, from the
 task's own exception: a sum is never returned with a segment missing.
 
+**Any two layers.**  The functions take a model of any two layers
+(:mod:`rbm.layers`) with at least one discrete layer: the discrete layer
+with fewer states is enumerated and the other summed or integrated in closed
+form through its log-normaliser (a Gaussian, ReLU or dReLU layer exactly).
+Two {0,1} or ±1 layers run on the engine above (a ±1 unit is an affine map of
+a bit, so the model is a binary one with shifted fields and a constant);
+any other model runs on the layer engine of ``rbm._enumeration``, which
+shares the blocks, segments, threads, Ctrl-C and executors, and so gives the
+same bits on any number of cores.  Its moments are those of the statistics
+:math:`s(v)`, :math:`s(h)`; :func:`model_statistics` and
+:func:`data_statistics` give every parameter's term of the gradient.
+
 States of a layer with ``n`` units are ordered as the binary numbers
 ``0 .. 2**n - 1`` with the **first unit as the most significant bit**
 (see :func:`all_states`).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,13 +89,15 @@ from rbm._validation import (
     MAX_ENUMERATION_BITS,
     as_float_array,
     check_binary,
+    check_distribution,
     check_enumeration_size,
     check_positive_int,
     check_rng,
 )
-from rbm._enumeration import CHUNK_ELEMENTS, enumerate_layer, layer_setup
-from rbm._enumeration import states as _states
-from rbm.model import Gradient, check_model
+from rbm._enumeration import (CHUNK_ELEMENTS, check_engine, enumerate_layer,
+                               enumerate_layers, states)
+from rbm._kernels import row_statistics
+from rbm.model import Gradient, check_model, parameter_names
 from rbm.special import logsumexp
 
 __all__ = [
@@ -101,7 +116,12 @@ __all__ = [
     "kl_divergence",
     "data_expectations",
     "model_expectations",
+    "data_statistics",
+    "model_statistics",
+    "hidden_marginal",
+    "model_means",
     "gradient",
+    "enumerated_side",
 ]
 
 @dataclass(frozen=True)
@@ -148,7 +168,7 @@ def all_states(n):
     """
     n = check_positive_int(n, "n")
     check_enumeration_size(n, "all_states", limit=MAX_DENSE_BITS)
-    return _states(0, 2**n, n)
+    return states(0, 2**n, n)
 
 
 def state_index(states):
@@ -178,21 +198,97 @@ def state_index(states):
     return int(idx[0]) if single else idx
 
 
+def enumerated_side(model, layer=None):
+    """The layer that exact values enumerate: `layer`, or the discrete one with fewer states.
+
+    Raises a ValueError naming the layers when the choice is not discrete.
+    """
+    if layer not in (None, "visible", "hidden"):
+        raise ValueError(f"layer must be None, 'visible' or 'hidden', got {layer!r}")
+    sides = [layer] if layer is not None else ["hidden", "visible"]
+    found = [side for side in sides if getattr(model, side).discrete]
+    if not found:
+        which = (f"model.{layer} is {getattr(model, layer)!r}" if layer is not None else
+                 f"model.visible is {model.visible!r} and model.hidden is {model.hidden!r}")
+        raise ValueError(f"exact values enumerate a discrete layer, but {which}: "
+                         "continuous")
+    return min(found, key=lambda side: _state_bits(getattr(model, side)))
+
+
+def _state_bits(layer):
+    """log2 of the number of states of a discrete layer."""
+    return layer.n_units * math.log2(layer.n_states)
+
+
+def _bits_problem(model, side):
+    """Two layers of {0,1} or ±1 units as the binary engine's problem ``(a_x, a_y, M, kappa)``
+    (:meth:`rbm.RBM.to_binary`; for {0,1} layers the model's own arrays)."""
+    if model.is_binary:
+        binary, kappa = model, 0.0
+    else:
+        binary, kappa = model.to_binary()
+    if side == "hidden":
+        return binary.c, binary.b, binary.W.T, kappa
+    return binary.b, binary.c, binary.W, kappa
+
+
+def _statistic_moments(model, x, y, xy):
+    r"""Moments of the bits mapped to the statistics, :math:`s = \alpha x + \beta`."""
+    (av, bv), (ah, bh) = model.visible.bits, model.hidden.bits
+    if (av, bv, ah, bh) == (1.0, 0.0, 1.0, 0.0):
+        return xy, x, y
+    sv, sh = av * x + bv, ah * y + bh
+    cross = (av * ah) * xy + (av * bh) * x[:, None] + (bv * ah) * y[None, :] + bv * bh
+    return cross, sv, sh
+
+
 def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None,
                method=None, engine=None, executor=None):
-    """log Z and, with `moments`, an :class:`Expectations`, in one pass over one layer."""
-    a_x, a_y, M, swapped = layer_setup(model, layer)
-    check_enumeration_size(
-        M.shape[0], "exact enumeration of the " + ("hidden" if swapped else "visible") + " layer")
-    log_z, found = enumerate_layer(a_x, a_y, M, moments=moments, chunk_size=chunk_size,
-                                   n_threads=n_threads, method=method, engine=engine,
-                                   executor=executor)
+    """log Z and, with `moments`, the model's moments, in one pass over one layer.
+
+    Two {0,1}/±1 layers run on the binary engine (an :class:`Expectations`);
+    any other model on the layer engine (a dict of its sums, the model's
+    orientation: ``cross``, ``v``, ``h`` and every parameter's model term).
+    """
+    side = enumerated_side(model, layer)
+    x = getattr(model, side)
+    check_enumeration_size(int(np.ceil(_state_bits(x) - 1e-9)),
+                           f"exact enumeration of the {side} layer")
+    swapped = side == "hidden"
+    if model.visible.bits is not None and model.hidden.bits is not None:
+        a_x, a_y, M, kappa = _bits_problem(model, side)
+        log_z, found = enumerate_layer(a_x, a_y, M, moments=moments, chunk_size=chunk_size,
+                                       n_threads=n_threads, method=method, engine=engine,
+                                       executor=executor)
+        log_z = log_z + kappa
+        if not moments:
+            return log_z, None
+        s_x, s_y, s_xy = found
+        x_, y_, xy = (s_y, s_x, s_xy.T.copy()) if swapped else (s_x, s_y, s_xy)
+        vh, v, h = _statistic_moments(model, x_, y_, xy)
+        return log_z, Expectations(vh=vh, v=v, h=h)
+    if engine not in (None, "numpy"):
+        check_engine(engine)  # a bad name, or numba missing, fails as for the binary engine
+        raise ValueError(f"engine={engine!r} runs only the engine of two {{0,1}} or ±1 layers; "
+                         f"this model ({model!r}) runs with numpy (engine=None or 'numpy')")
+    if method is not None:
+        raise ValueError("method applies to the engine of two {0,1} or ±1 layers only")
+    y = model.hidden if side == "visible" else model.visible
+    M = model._matrix().T if swapped else model._matrix()
+    log_z, sums = enumerate_layers(x, y, M, moments=moments, chunk_size=chunk_size,
+                                   n_threads=n_threads, executor=executor)
     if not moments:
         return log_z, None
-    s_x, s_y, s_xy = found
-    if swapped:
-        return log_z, Expectations(vh=s_xy.T.copy(), v=s_y, h=s_x)
-    return log_z, Expectations(vh=s_xy, v=s_x, h=s_y)
+    xs, ys = ("h", "v") if swapped else ("v", "h")
+    names = {"v": parameter_names("visible", model.visible),
+             "h": parameter_names("hidden", model.hidden)}
+    out = {"cross": (sums["cross"].T if swapped else sums["cross"]).reshape(model.W.shape),
+           xs: sums["x"].reshape(x.shape), ys: sums["y"].reshape(y.shape)}
+    for key, value in sums.items():
+        if ":" in key:
+            part, name = key.split(":")
+            out[names[xs if part == "x" else ys][name]] = value
+    return log_z, out
 
 
 def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=None,
@@ -312,23 +408,31 @@ def log_likelihood(model, data, *, n_threads=None, engine=None, executor=None):
     -1.386294
     """
     check_model(model)
-    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    data, _ = model.visible.check_states(data, "data", allow_1d=False)
     return float(np.mean(log_prob(model, data, n_threads=n_threads, engine=engine,
                                   executor=executor)))
 
 
 def _rows_per_block(model):
     """Visible states per block of free energies: about CHUNK_ELEMENTS numbers (8 MiB) each."""
-    return max(1, CHUNK_ELEMENTS // (model.n_visible + model.n_hidden))
+    return max(1, CHUNK_ELEMENTS // (int(np.prod(model.visible.shape))
+                                     + int(np.prod(model.hidden.shape))))
+
+
+def _n_visible_states(model, what):
+    """The number of visible states, refused beyond ``2**MAX_DENSE_BITS``."""
+    check_model(model, discrete=what)
+    check_enumeration_size(int(np.ceil(_state_bits(model.visible) - 1e-9)), what,
+                           limit=MAX_DENSE_BITS)
+    return model.visible.n_states ** model.n_visible
 
 
 def _log_prob_at(model, index, log_z):
     r""":math:`\log p(v)` of the visible states numbered `index`, in blocks of bounded memory."""
     out = np.empty(len(index))
-    shifts = np.arange(model.n_visible - 1, -1, -1, dtype=np.int64)
     rows = _rows_per_block(model)
     for start in range(0, len(index), rows):
-        V = ((index[start:start + rows, None] >> shifts) & 1).astype(float)
+        V = model.visible.states_at(index[start:start + rows])
         out[start:start + rows] = -model.free_energy(V) - log_z
     return out
 
@@ -347,9 +451,8 @@ def visible_distribution(model):
         :math:`10\,\epsilon\,(|\log p(v)| + |\log Z|)`, with :math:`\epsilon`
         the float64 machine epsilon.
     """
-    check_model(model)
-    check_enumeration_size(model.n_visible, "visible_distribution", limit=MAX_DENSE_BITS)
-    index = np.arange(2**model.n_visible, dtype=np.int64)
+    size = _n_visible_states(model, "visible_distribution")
+    index = np.arange(size, dtype=np.int64)
     return np.exp(_log_prob_at(model, index, log_partition(model)))
 
 
@@ -393,13 +496,82 @@ def sample(model, n_samples, *, rng):
     check_model(model)
     n_samples = check_positive_int(n_samples, "n_samples")
     rng = check_rng(rng)
-    small = min(model.n_visible, model.n_hidden)
-    check_enumeration_size(small, "exact sampling", limit=MAX_DENSE_BITS)
-    by_hidden = model.n_hidden == small
+    side = enumerated_side(model)
+    check_enumeration_size(int(np.ceil(_state_bits(getattr(model, side)) - 1e-9)),
+                           "exact sampling", limit=MAX_DENSE_BITS)
+    by_hidden = side == "hidden"
     p = visible_distribution(model.transpose() if by_hidden else model)
     index = rng.choice(p.size, size=n_samples, p=p / p.sum())
-    states = ((index[:, None] >> np.arange(small - 1, -1, -1)) & 1).astype(float)
-    return model.sample_v_given_h(states, rng=rng) if by_hidden else states
+    layer = getattr(model, side)
+    if layer.bits == (1.0, 0.0):
+        small = layer.n_units
+        chosen = ((index[:, None] >> np.arange(small - 1, -1, -1)) & 1).astype(float)
+    else:
+        chosen = layer.states_at(index)
+    return model.sample_v_given_h(chosen, rng=rng) if by_hidden else chosen
+
+
+def hidden_marginal(model):
+    r"""Every hidden state and its exact probability, :math:`p(h) \propto
+    e^{-E_\text{h}(h) + A_\text{v}(W s_\text{h}(h))}` (the visible layer summed or integrated out).
+
+    For Gaussian visible units :math:`p(v) = \sum_h p(h)\, p(v \mid h)` is a mixture of
+    Gaussians, one per hidden state, with these weights.
+
+    Parameters
+    ----------
+    model : RBM
+        With a discrete hidden layer of at most ``2**MAX_DENSE_BITS`` states.
+
+    Returns
+    -------
+    (ndarray of shape (n_states, n_hidden), ndarray of shape (n_states,))
+        The states, in the order of ``model.hidden.states``, and their probabilities.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> from rbm.layers import Binary, Gaussian
+    >>> model = RBM(np.zeros((1, 2)), Gaussian([0.0]), Binary([0.0, np.log(3.0)]))
+    >>> H, p = hidden_marginal(model)
+    >>> [round(float(x), 12) for x in p]
+    [0.125, 0.375, 0.125, 0.375]
+    """
+    check_model(model)
+    if not model.hidden.discrete:
+        raise ValueError(f"hidden_marginal needs a discrete hidden layer; model.hidden is "
+                         f"{model.hidden!r}, which is continuous")
+    flipped = model.transpose()
+    p = visible_distribution(flipped)
+    return model.hidden.states(0, p.size), p
+
+
+def model_means(model):
+    r"""Exact :math:`\langle v\rangle` and :math:`\langle h\rangle` under the model (means of the
+    states, in the representation of ``layer.embed``: one-hot for Potts units).
+
+    The discrete layer with fewer states is enumerated with its exact marginal; the other
+    layer's mean is the average of its conditional mean.
+
+    Parameters
+    ----------
+    model : RBM
+        Whose enumerated layer has at most ``2**MAX_DENSE_BITS`` states.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+    """
+    check_model(model)
+    side = enumerated_side(model)
+    if side == "hidden":
+        H, p = hidden_marginal(model)
+        return p @ model.visible.mean(model.input_visible(H)).reshape(len(H), -1), \
+            p @ model.hidden.embed(H).reshape(len(H), -1)
+    V = model.visible.states(0, model.visible.n_states ** model.n_visible)
+    p = visible_distribution(model)
+    return p @ model.visible.embed(V).reshape(len(V), -1), \
+        p @ model.hidden.mean(model.input_hidden(V)).reshape(len(V), -1)
 
 
 def empirical_distribution(data):
@@ -430,18 +602,6 @@ def empirical_distribution(data):
     return counts / arr.shape[0]
 
 
-def _check_distribution(q, name, size):
-    q = as_float_array(q, name)
-    if q.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), one entry per visible state, "
-                         f"got {q.shape}")
-    if not np.all(np.isfinite(q)) or np.any(q < 0):
-        raise ValueError(f"{name} must hold finite, non-negative probabilities")
-    if abs(q.sum() - 1.0) > 1e-9:
-        raise ValueError(f"{name} must sum to 1, got {q.sum()!r}")
-    return q
-
-
 def entropy(q):
     r"""Shannon entropy :math:`H(q) = -\sum_v q(v) \log q(v)` in nats (with :math:`0 \log 0 = 0`).
 
@@ -451,7 +611,7 @@ def entropy(q):
     0.693147
     """
     q = as_float_array(q, "q")
-    q = _check_distribution(q, "q", q.size if q.ndim == 1 else -1)
+    q = check_distribution(q, "q", q.size if q.ndim == 1 else -1)
     nz = q > 0
     return float(-np.sum(q[nz] * np.log(q[nz])))
 
@@ -480,9 +640,7 @@ def kl_divergence(q, model):
     :math:`\mathrm{KL}(q\|p) = -H(q) - \langle \log p \rangle_q`: minimising
     it over the parameters maximises the mean log-likelihood.
     """
-    check_model(model)
-    check_enumeration_size(model.n_visible, "kl_divergence", limit=MAX_DENSE_BITS)
-    q = _check_distribution(q, "q", 2**model.n_visible)
+    q = check_distribution(q, "q", _n_visible_states(model, "kl_divergence"))
     nz = np.flatnonzero(q)
     log_p = _log_prob_at(model, nz, log_partition(model))
     return float(np.sum(q[nz] * (np.log(q[nz]) - log_p)))
@@ -491,8 +649,8 @@ def kl_divergence(q, model):
 def data_expectations(model, data):
     r"""Moments under the data with the hidden units inferred: :math:`q(v)\,p(h \mid v)`.
 
-    Uses :math:`p(h_j = 1 \mid v)` in place of :math:`h_j` (exact, as
-    :math:`h_j` enters linearly).
+    Uses :math:`\mathbb E[s(h) \mid v]` (for {0,1} units :math:`p(h_j = 1 \mid v)`)
+    in place of :math:`s(h)` (exact, as it enters linearly).
 
     Parameters
     ----------
@@ -502,20 +660,29 @@ def data_expectations(model, data):
     Returns
     -------
     Expectations
+        ``vh`` of the shape of ``W`` holds :math:`\langle s(v) s(h)^\top\rangle`,
+        ``v`` and ``h`` the statistics' means.
     """
     check_model(model)
-    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-    P = model.prob_h_given_v(data)
+    data, _ = model.visible.check_states(data, "data", allow_1d=False)
+    P = model.hidden.mean_statistic(model.input_hidden(data))
     n = data.shape[0]
-    return Expectations(vh=data.T @ P / n, v=data.mean(axis=0), h=P.mean(axis=0))
+    if model.visible.bits is not None and model.hidden.bits is not None:
+        S = model.visible.statistic(data)
+        return Expectations(vh=S.T @ P / n, v=S.mean(axis=0), h=P.mean(axis=0))
+    S = model.visible.statistic(data)
+    vh = (S.reshape(n, -1).T @ P.reshape(n, -1)).reshape(model.W.shape) / n
+    return Expectations(vh=vh, v=S.mean(axis=0), h=P.mean(axis=0))
 
 
 def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, engine=None,
                        executor=None):
-    r"""Exact moments under the model: :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`, :math:`\langle h\rangle`.
+    r"""Exact moments under the model: :math:`\langle s(v) s(h)^\top\rangle`, :math:`\langle s(v)\rangle`, :math:`\langle s(h)\rangle`.
 
-    One chunked pass over the smaller layer, with the other layer's
-    conditional means in closed form.
+    For the binary model :math:`\langle v h^\top\rangle`, :math:`\langle v\rangle`,
+    :math:`\langle h\rangle`.  One chunked pass over the enumerated layer
+    (the discrete one with fewer states), with the other layer's conditional
+    means in closed form.
 
     Parameters
     ----------
@@ -530,13 +697,75 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, en
         :math:`4\epsilon(1 + \|\theta\|_1)` (see the module notes).
     """
     check_model(model)
-    return _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
-                      n_threads=n_threads, engine=engine, executor=executor)[1]
+    found = _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
+                       n_threads=n_threads, engine=engine, executor=executor)[1]
+    if isinstance(found, Expectations):
+        return found
+    return Expectations(vh=found["cross"], v=found["v"], h=found["h"])
+
+
+def data_statistics(model, data):
+    r"""The data term of the gradient: :math:`\langle -\partial E/\partial\theta\rangle` over
+    the rows of `data`, the hidden units summed out given each row.
+
+    Parameters
+    ----------
+    model : RBM
+    data : array_like of shape (n_samples, n_visible)
+
+    Returns
+    -------
+    Gradient
+        One field per parameter of the model.
+    """
+    check_model(model)
+    data, _ = model.visible.check_states(data, "data", allow_1d=False)
+    if model.visible.bits is not None and model.hidden.bits is not None:
+        pos = data_expectations(model, data)
+        return Gradient(W=pos.vh, b=pos.v, c=pos.h)
+    fields = row_statistics(model, data, accurate=True)
+    return Gradient.from_fields({k: v / data.shape[0] for k, v in fields.items()})
+
+
+def model_statistics(model, *, layer=None, chunk_size=None, n_threads=None, engine=None,
+                     executor=None):
+    r"""The model term of the gradient: :math:`\langle -\partial E/\partial\theta\rangle_\text{model}`.
+
+    For layers whose only parameter is a bias (Binary, Spin, Potts) these are
+    the moments of :func:`model_expectations`; for the others they include
+    :math:`\langle -\partial E/\partial\gamma\rangle` and the like, summed
+    through the layers' normaliser gradients.
+
+    Parameters
+    ----------
+    model : RBM
+    layer, chunk_size, n_threads, engine, executor
+        As in :func:`log_partition`.
+
+    Returns
+    -------
+    Gradient
+    """
+    check_model(model)
+    found = _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
+                       n_threads=n_threads, engine=engine, executor=executor)[1]
+    if isinstance(found, Expectations):
+        return Gradient(W=found.vh, b=found.v, c=found.h)
+    fields = {"W": found["cross"]}
+    fields.update((k, found[k]) for k in model.parameters() if k != "W")
+    return Gradient.from_fields(fields)
 
 
 def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine=None,
              executor=None):
     r"""Exact gradient of the mean log-likelihood: data term minus model term.
+
+    .. math::
+        \frac{\partial \bar\ell}{\partial\theta} = \Big\langle -\frac{\partial E}{\partial\theta}
+        \Big\rangle_\text{data} - \Big\langle -\frac{\partial E}{\partial\theta}
+        \Big\rangle_\text{model},
+
+    for the binary model
 
     .. math::
         \frac{\partial \bar\ell}{\partial W} = \langle v h^\top\rangle_\text{data}
@@ -557,14 +786,23 @@ def gradient(model, data, *, layer=None, chunk_size=None, n_threads=None, engine
     Returns
     -------
     Gradient
-        Fields ``W``, ``b``, ``c`` shaped like the parameters; each entry with
-        an absolute error of at most about :math:`4\epsilon(1 + \|\theta\|_1)`
-        (see the module notes): at parameters near 1e12, about 1e-3.
+        One field per parameter (``W``, ``b``, ``c`` for the binary model);
+        each entry with an absolute error of at most about
+        :math:`4\epsilon(1 + \|\theta\|_1)` (see the module notes): at
+        parameters near 1e12, about 1e-3.
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> from rbm.layers import Potts, Binary
+    >>> model = RBM.random(Potts(np.zeros((3, 4))), Binary(np.zeros(2)), scale=0.5, rng=0)
+    >>> gradient(model, [[0, 1, 3], [2, 2, 0]]).names
+    ('W', 'b', 'c')
     """
-    pos = data_expectations(model, data)
-    neg = model_expectations(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads,
-                             engine=engine, executor=executor)
-    return Gradient(W=pos.vh - neg.vh, b=pos.v - neg.v, c=pos.h - neg.h)
+    pos = data_statistics(model, data)
+    neg = model_statistics(model, layer=layer, chunk_size=chunk_size, n_threads=n_threads,
+                           engine=engine, executor=executor)
+    return pos - neg
 
 
 # -- plain references ---------------------------------------------------------------

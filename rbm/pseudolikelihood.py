@@ -11,14 +11,17 @@ by the sum of the log conditionals of its bits,
 
 where :math:`\tilde v^{(i)}` is :math:`v` with bit :math:`i` flipped and
 :math:`F` the free energy.  It needs no partition function: ``Z`` cancels
-in each conditional.
+in each conditional.  For any discrete visible layer (±1 spins, Potts
+units) the same holds with a sum over every value of unit :math:`i`:
+:math:`p(v_i \mid v_{-i}) = e^{-F(v)} / \sum_a e^{-F(v^{(i \leftarrow a)})}`.
+A continuous visible layer is refused (a ValueError naming it).
 """
 
 import numpy as np
 
-from rbm._validation import check_binary, check_rng
+from rbm._validation import check_rng
 from rbm.model import check_model
-from rbm.special import softplus
+from rbm.special import logsumexp, softplus
 
 __all__ = ["log_conditionals", "pseudo_log_likelihood", "stochastic_pseudo_log_likelihood"]
 
@@ -55,8 +58,11 @@ def log_conditionals(model, data):
     >>> np.exp(log_conditionals(model, [[1, 1]])).round(6).tolist()  # independent bits
     [[0.5, 0.75]]
     """
-    model = check_model(model)
-    v, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    model = check_model(model, discrete="log_conditionals")
+    v, _ = model.visible.check_states(data, "data", allow_1d=False)
+    if not model.is_binary:
+        return np.stack([_log_conditional(model, v, np.full(v.shape[0], i))
+                         for i in range(model.n_visible)], axis=1)
     x = v @ model.W + model.c
     base = softplus(x).sum(axis=1)
     sign = 1.0 - 2.0 * v
@@ -132,12 +138,26 @@ def stochastic_pseudo_log_likelihood(model, data, *, rng):
     >>> bool(abs(np.mean(draws) - pseudo_log_likelihood(model, data)) < 0.1)
     True
     """
-    model = check_model(model)
-    v, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    model = check_model(model, discrete="stochastic_pseudo_log_likelihood")
+    v, _ = model.visible.check_states(data, "data", allow_1d=False)
     rng = check_rng(rng)
     rows = np.arange(v.shape[0])
     bits = rng.integers(0, model.n_visible, size=v.shape[0])
+    if not model.is_binary:
+        return float(np.mean(model.n_visible * _log_conditional(model, v, bits)))
     flipped = v.copy()
     flipped[rows, bits] = 1.0 - flipped[rows, bits]
     gap = model.free_energy(flipped) - model.free_energy(v)
     return float(np.mean(-model.n_visible * softplus(-gap)))
+
+
+def _log_conditional(model, v, units):
+    r""":math:`\log p(v_i \mid v_{-i})` of unit ``units[n]`` of each row, by every value of it."""
+    rows = np.arange(v.shape[0])
+    values = model.visible.states(0, model.visible.n_states)[:, -1]
+    scores = []
+    for a in values:
+        changed = v.copy()
+        changed[rows, units] = a
+        scores.append(-model.free_energy(changed))
+    return -model.free_energy(v) - logsumexp(np.stack(scores), axis=0)

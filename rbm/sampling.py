@@ -12,59 +12,24 @@ The visible states form a Markov chain with transition
 :math:`T(v, v') = \sum_h p(h \mid v)\, p(v' \mid h)`, whose stationary
 distribution is the model's :math:`p(v)`
 (:func:`rbm.transition.gibbs_transition_matrix` builds ``T`` exactly).
-Every function takes any number of chains as the rows of a 2-d array and
-advances them together.
+That is the binary model; for any two layers (:mod:`rbm.layers`) the step
+draws each layer from its conditional given the other's input with the
+layer's own ``sample``.  Every function takes any number of chains as the
+rows of a 2-d array and advances them together.
 """
 
 import numpy as np
 
+from rbm._kernels import gibbs_steps
 from rbm._validation import (
     check_array_size,
-    check_binary,
     check_bool,
     check_positive_int,
     check_rng,
 )
 from rbm.model import check_model
-from rbm.special import _sigmoid_inplace
 
 __all__ = ["gibbs_step", "gibbs_chain", "sample_model"]
-
-
-def _bernoulli(p, rng):
-    """Independent 0/1 draws (float64) with success probabilities `p`."""
-    return (rng.random(p.shape) < p).astype(float)
-
-
-# _prob_h and _prob_v are the sampling kernels' own copies of RBM.prob_h_given_v and
-# prob_v_given_h: no argument checks and a tanh sigmoid computed in place, about twice as fast
-# as the checked methods (whose expit keeps small probabilities relatively accurate, which
-# sampling does not need); tests/test_sampling.py compares them with the methods.
-def _prob_h(model, v):
-    """p(h=1|v) for checked rows `v`, computed in place of one fresh array."""
-    x = v @ model.W
-    x += model.c
-    return _sigmoid_inplace(x)
-
-
-def _prob_v(model, h):
-    """p(v=1|h) for checked rows `h`."""
-    x = h @ model.W.T
-    x += model.b
-    return _sigmoid_inplace(x)
-
-
-def _gibbs_steps(model, v, k, rng):
-    """`k` block Gibbs steps from the rows of `v`, which must already be checked.
-
-    The kernel behind :func:`gibbs_chain`, the estimators and training:
-    it draws h, then v, at each step, in the same order as
-    :meth:`rbm.RBM.sample_h_given_v` and :meth:`rbm.RBM.sample_v_given_h`.
-    """
-    for _ in range(k):
-        h = _bernoulli(_prob_h(model, v), rng)
-        v = _bernoulli(_prob_v(model, h), rng)
-    return v
 
 
 def gibbs_step(model, v, *, rng):
@@ -90,8 +55,8 @@ def gibbs_step(model, v, *, rng):
     (3,)
     """
     check_model(model)
-    v2, single = check_binary(v, "v", model.n_visible)
-    v_next = _gibbs_steps(model, v2, 1, check_rng(rng))
+    v2, single = model.visible.check_states(v, "v")
+    v_next = gibbs_steps(model, v2, 1, check_rng(rng))
     return v_next[0] if single else v_next
 
 
@@ -125,7 +90,7 @@ def gibbs_chain(model, v0, k, *, rng, return_trajectory=False):
     (6, 3)
     """
     check_model(model)
-    v2, single = check_binary(v0, "v0", model.n_visible)
+    v2, single = model.visible.check_states(v0, "v0")
     k = check_positive_int(k, "k")
     rng = check_rng(rng)
     if return_trajectory is True:
@@ -133,11 +98,11 @@ def gibbs_chain(model, v0, k, *, rng, return_trajectory=False):
                          f"return_trajectory=True over k={k} steps of {v2.shape[0]} x "
                          f"{model.n_visible} states")
     if not check_bool(return_trajectory, "return_trajectory"):  # only the current state is held
-        v = _gibbs_steps(model, v2, k, rng)
+        v = gibbs_steps(model, v2, k, rng)
         return v[0] if single else v
     trajectory = [v2]
     for _ in range(k):
-        trajectory.append(_gibbs_steps(model, trajectory[-1], 1, rng))
+        trajectory.append(gibbs_steps(model, trajectory[-1], 1, rng))
     stacked = np.stack(trajectory)
     return stacked[:, 0, :] if single else stacked
 
@@ -162,7 +127,8 @@ def sample_model(model, n_chains, n_steps, *, rng, v0=None):
     v0 : array_like of shape (n_visible,) or (n_chains, n_visible), optional
         Starting states; one vector is used for every chain.  By default
         every unit of every chain starts as an independent fair coin
-        (uniform over all visible states).
+        (uniform over all visible states; for a continuous layer, a draw of
+        its units with zero input: ``model.visible.random_states``).
 
     Returns
     -------
@@ -182,9 +148,9 @@ def sample_model(model, n_chains, n_steps, *, rng, v0=None):
     check_array_size(n_chains * max(model.n_visible, model.n_hidden), f"n_chains={n_chains}")
     rng = check_rng(rng)
     if v0 is None:
-        start = (rng.random((n_chains, model.n_visible)) < 0.5).astype(float)
+        start = model.visible.random_states(n_chains, rng=rng)
     else:
-        start, single = check_binary(v0, "v0", model.n_visible)
+        start, single = model.visible.check_states(v0, "v0")
         if single:
             start = np.repeat(start, n_chains, axis=0)
         elif start.shape[0] != n_chains:

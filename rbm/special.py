@@ -72,7 +72,7 @@ def logsumexp(a, axis=None):
     return np.squeeze(out, axis=axis)
 
 
-def _sigmoid_inplace(x):
+def sigmoid_inplace(x):
     r"""Overwrite `x` (a float64 array) with :math:`\sigma(x) = \tfrac12(1 + \tanh(x/2))`.
 
     For the sampling kernels: about twice as fast as :func:`scipy.special.expit`

@@ -20,8 +20,6 @@ whole step is a matrix on the :math:`2^{R\,n_\text{visible}}` joint states
 of the replicas: :func:`tempering_transition_matrix`.
 """
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from rbm._validation import (
@@ -31,11 +29,9 @@ from rbm._validation import (
     check_enumeration_size,
     check_positive_int,
 )
-from rbm.estimators import _checked, _difference
+from rbm._kernels import checked_data, contrast, gibbs_steps, row_statistics
 from rbm.exact import all_states
 from rbm.model import RBM, check_model
-from rbm.sampling import _bernoulli, _gibbs_steps, _prob_h
-from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
 
 __all__ = ["MAX_TEMPERING_BITS", "tempered", "tempering_transition_matrix", "TemperedPCD"]
@@ -57,7 +53,9 @@ def tempered(model, beta):
     Returns
     -------
     RBM
-        With parameters :math:`\beta W`, :math:`\beta b`, :math:`\beta c`.
+        With parameters :math:`\beta W`, :math:`\beta b`, :math:`\beta c` (for
+        any layer whose energy is linear in its parameters, every parameter
+        times :math:`\beta`; a Gaussian layer is refused with a ValueError).
 
     Examples
     --------
@@ -68,7 +66,18 @@ def tempered(model, beta):
     """
     check_model(model)
     beta = _check_beta(beta, "beta")
-    return RBM(beta * model.W, beta * model.b, beta * model.c)
+    if model.is_binary:
+        return RBM(beta * model.W, beta * model.b, beta * model.c)
+    layers = [layer.anneal(_zero(layer), beta) for layer in (model.visible, model.hidden)]
+    return RBM(beta * model.W, *layers)
+
+
+def _zero(layer):
+    """The layer with every parameter zero (the anneal base of a pure temperature)."""
+    zero = layer.copy()
+    for arr in zero.parameters().values():
+        arr[...] = 0.0
+    return zero
 
 
 def _check_beta(beta, name):
@@ -108,7 +117,8 @@ def tempering_transition_matrix(model, betas):
     Parameters
     ----------
     model : RBM
-        With ``R * n_visible <= MAX_TEMPERING_BITS``.
+        With ``R * n_visible <= MAX_TEMPERING_BITS`` (in bits: ``q`` states count
+        :math:`\log_2 q` each); two discrete layers, not Gaussian ones.
     betas : array_like of shape (n_replicas,)
         Inverse temperatures, :math:`\beta_1 = 1 > \beta_2 > \dots \ge 0`, one per replica
         (:math:`R` of them).
@@ -138,16 +148,21 @@ def tempering_transition_matrix(model, betas):
     check_model(model)
     betas = _check_betas(betas)
     n_replicas, n_visible = len(betas), model.n_visible
-    check_enumeration_size(n_replicas * n_visible,
+    for side in ("visible", "hidden"):
+        if not getattr(model, side).discrete:
+            raise ValueError(f"tempering_transition_matrix needs discrete units; model.{side} "
+                             f"is {getattr(model, side)!r}, which is continuous")
+    bits = n_visible * np.log2(model.visible.n_states)
+    check_enumeration_size(int(np.ceil(n_replicas * bits - 1e-9)),
                            f"tempering_transition_matrix with {n_replicas} replicas of "
                            f"{n_visible} visible units", limit=MAX_TEMPERING_BITS)
     models = [tempered(model, beta) for beta in betas]
     K = np.ones((1, 1))
     for m in models:
         K = np.kron(K, gibbs_transition_matrix(m))
-    V = all_states(n_visible)
-    log_weight = np.array([-m.free_energy(V) for m in models])      # (R, 2**n_visible)
-    n_states = 2**n_visible
+    n_states = model.visible.n_states ** n_visible
+    V = all_states(n_visible) if model.is_binary else model.visible.states(0, n_states)
+    log_weight = np.array([-m.free_energy(V) for m in models])      # (R, n_states)
     replica_state = np.array(np.unravel_index(np.arange(n_states**n_replicas),
                                               (n_states,) * n_replicas))   # (R, N)
     place = n_states ** np.arange(n_replicas - 1, -1, -1)
@@ -164,9 +179,10 @@ def tempering_transition_matrix(model, betas):
     return K
 
 
-def _free_energy(params, v):
-    """F(v) for checked rows `v` and parameters with attributes W, b, c (no checks)."""
-    return -(v @ params.b) - softplus(v @ params.W + params.c).sum(axis=1)
+def _free_energy(model, v, beta):
+    r""":math:`F_\beta(v) = \beta E_\text{v}(v) - A_{\text{h},\beta}(s(v) W)` for checked rows."""
+    return beta * model.visible.energy(v) - model.hidden.log_normaliser(model.input_hidden(v),
+                                                                       beta)
 
 
 class TemperedPCD:
@@ -241,27 +257,35 @@ class TemperedPCD:
         -------
         Gradient
         """
-        v0, rng = _checked(model, data, rng)
+        v0, rng = checked_data(model, data, rng)
+        if self.betas[-1] == 0.0:
+            for side in ("visible", "hidden"):
+                if not getattr(model, side).discrete:
+                    raise ValueError(f"TemperedPCD needs betas > 0 with a continuous layer "
+                                     f"(at beta = 0 it has no distribution); model.{side} "
+                                     f"is {getattr(model, side)!r}")
         if self.chains is None:
             self.chains = v0[rng.integers(0, len(v0), size=(len(self.betas), self.n_chains))]
         elif self.chains.shape[2] != model.n_visible:
             raise ValueError(f"model has n_visible={model.n_visible}, but the persistent chains "
                              f"have {self.chains.shape[2]} visible units")
-        # The sampling kernels read W, b, c only: the tempered parameters need no checked RBM.
-        models = [SimpleNamespace(W=beta * model.W, b=beta * model.b, c=beta * model.c)
-                  for beta in self.betas]
-        for r, m in enumerate(models):
-            self.chains[r] = _gibbs_steps(m, self.chains[r], self.k, rng)
-        for r in range(len(models) - 1):
+        for r, beta in enumerate(self.betas):
+            self.chains[r] = gibbs_steps(model, self.chains[r], self.k, rng, beta)
+        for r in range(len(self.betas) - 1):
             x, y = self.chains[r], self.chains[r + 1]
-            log_ratio = (_free_energy(models[r], x) + _free_energy(models[r + 1], y)
-                         - _free_energy(models[r], y) - _free_energy(models[r + 1], x))
+            b_x, b_y = self.betas[r], self.betas[r + 1]
+            log_ratio = (_free_energy(model, x, b_x) + _free_energy(model, y, b_y)
+                         - _free_energy(model, y, b_x) - _free_energy(model, x, b_y))
             swap = rng.random(self.n_chains) < np.exp(np.minimum(log_ratio, 0.0))
             x[swap], y[swap] = y[swap].copy(), x[swap].copy()
             self._accepted[r] += swap.mean()
         self._proposed += 1
         cold = self.chains[0]
-        p0, pk = _prob_h(model, v0), _prob_h(model, cold)
+        n, m = v0.shape[0], cold.shape[0]
         if self.use_probabilities:
-            return _difference(v0, p0, cold, pk)
-        return _difference(v0, _bernoulli(p0, rng), cold, _bernoulli(pk, rng))
+            pos, neg = row_statistics(model, v0), row_statistics(model, cold)
+        else:
+            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
+            h_neg = model.hidden.sample(model.input_hidden(cold), rng=rng)
+            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, cold, h_neg)
+        return contrast(pos, n, neg, m, divide=not model.is_binary)

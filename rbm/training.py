@@ -17,10 +17,11 @@ and likewise for ``b`` and ``c`` with :math:`\lambda = 0`.
 :func:`train` has one loop over epochs and batches; what an update does is
 behind a *stepper* with three methods (``begin_epoch``, ``step``, ``sync``):
 the general stepper asks the estimator for a gradient and applies the rule
-above; for this package's :class:`~rbm.estimators.CD` and
-:class:`~rbm.estimators.PCD` the fused stepper (the private module
-``rbm._fused``) makes the same updates from the same draws with far fewer
-array operations.
+above, to every parameter of the model (any two layers); for this
+package's :class:`~rbm.estimators.CD` and :class:`~rbm.estimators.PCD` on a
+model of two {0,1} layers (``model.is_binary``) the fused stepper (the
+private module ``rbm._fused``) makes the same updates from the same draws
+with far fewer array operations.
 """
 
 from dataclasses import dataclass, field
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rbm._validation import (
-    check_binary,
     check_bool,
     check_positive_float,
     check_positive_int,
@@ -36,10 +36,8 @@ from rbm._validation import (
 )
 from rbm._fused import FusedTrainer
 from rbm.estimators import CD, PCD
-from rbm.exact import log_likelihood
+from rbm.exact import enumerated_side, log_likelihood
 from rbm.model import Gradient, check_model
-from rbm.special import sigmoid
-from rbm import units
 
 __all__ = ["MAX_TRACKING_BITS", "History", "SparsityPenalty", "reconstruction_error", "train"]
 
@@ -75,9 +73,7 @@ class _GeneralStepper:
         self.estimator = estimator
         self.model = model
         self.learning_rate, self.momentum, self.weight_decay = learning_rate, momentum, weight_decay
-        self.layered = isinstance(model, units.LayeredRBM)
-        self.params = model.parameters() if self.layered else {"W": model.W, "b": model.b,
-                                                                 "c": model.c}
+        self.params = model.parameters()
         self.velocity = {name: np.zeros_like(p) for name, p in self.params.items()}
 
     @staticmethod
@@ -89,16 +85,15 @@ class _GeneralStepper:
 
     def step(self, batch, rng):
         grad = self.estimator.gradient(self.model, batch, rng=rng)
-        kind, kind_name = ((units.LayeredGradient, "rbm.units.LayeredGradient") if self.layered
-                           else (Gradient, "rbm.Gradient"))
-        if not isinstance(grad, kind):
-            raise TypeError(f"estimator.gradient must return an {kind_name}, got "
+        if not isinstance(grad, Gradient):
+            raise TypeError(f"estimator.gradient must return an rbm.Gradient, got "
                             f"{type(grad).__name__}")
-        steps = (grad.fields if self.layered else {"W": grad.W, "b": grad.b, "c": grad.c})
+        steps = grad.fields
         shapes = {name: np.shape(step) for name, step in steps.items()}
         if shapes != {name: p.shape for name, p in self.params.items()}:
-            raise ValueError(f"estimator returned a Gradient with W of shape {grad.W.shape}, "
-                             f"but the model's W has shape {self.model.W.shape}"
+            raise ValueError(f"estimator returned a Gradient with W of shape "
+                             f"{np.shape(steps.get('W'))}, but the model's W has shape "
+                             f"{self.model.W.shape}"
                              if shapes.get("W") != self.model.W.shape else
                              f"estimator returned a gradient with fields {shapes}, but the "
                              f"model's parameters are {list(self.params)}")
@@ -118,8 +113,8 @@ class _GeneralStepper:
 
 
 def _stepper(estimator, model, learning_rate, momentum, weight_decay):
-    """The fused stepper for this package's CD and PCD, the general one for anything else."""
-    if type(estimator) in (CD, PCD) and not isinstance(model, units.LayeredRBM):
+    """The fused stepper for this package's CD and PCD on two {0,1} layers, else the general."""
+    if type(estimator) in (CD, PCD) and model.is_binary:
         return FusedTrainer(model, estimator, learning_rate, momentum, weight_decay)
     return _GeneralStepper(estimator, model, learning_rate, momentum, weight_decay)
 
@@ -191,8 +186,8 @@ class SparsityPenalty:
 
     def gradient(self, model, batch, *, rng):
         """The wrapped estimator's gradient with the penalty added (see the class)."""
-        check_model(model)
-        batch, _ = check_binary(batch, "batch", model.n_visible, allow_1d=False)
+        check_model(model, binary="SparsityPenalty")
+        batch, _ = model.visible.check_states(batch, "batch", allow_1d=False)
         g = self.estimator.gradient(model, batch, rng=rng)
         now = model.prob_h_given_v(batch).mean(axis=0)
         self.q = now if self.q is None else self.decay * self.q + (1 - self.decay) * now
@@ -203,12 +198,16 @@ class SparsityPenalty:
 def reconstruction_error(model, data):
     r"""Mean squared error of one deterministic pass :math:`v \to p(h{=}1 \mid v) \to p(v{=}1 \mid \cdot)`.
 
+    For the binary model,
+
     .. math::
         \frac{1}{N\, n_\text{visible}} \sum_{n, i}
         \Big(v^{(n)}_i - \sigma\big(b_i + \textstyle\sum_j W_{ij}\, p(h_j{=}1 \mid v^{(n)})\big)\Big)^2.
 
-    A cheap diagnostic, not an objective: it can fall while the
-    likelihood does not rise.
+    For any two layers the pass is :math:`v \to \mathbb E[s(h) \mid v] \to
+    \mathbb E[v \mid \cdot]`, and the error is taken per entry of the
+    layer's ``embed`` (the states; one-hot vectors for Potts units).  A cheap
+    diagnostic, not an objective: it can fall while the likelihood does not rise.
 
     Parameters
     ----------
@@ -227,10 +226,11 @@ def reconstruction_error(model, data):
     0.25
     """
     check_model(model)
-    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
-    # prob_v_given_h wants binary h; the pass uses the probabilities themselves.
-    recon = sigmoid(model.prob_h_given_v(data) @ model.W.T + model.b)
-    return float(np.mean((data - recon) ** 2))
+    data, _ = model.visible.check_states(data, "data", allow_1d=False)
+    # the pass uses the hidden statistics' means themselves, not states
+    H = model.hidden.mean_statistic(model.input_hidden(data))
+    recon = model.visible.mean(model.input_visible_from_statistic(H.reshape(H.shape[0], -1)))
+    return float(np.mean((model.visible.embed(data) - recon) ** 2))
 
 
 def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
@@ -243,13 +243,11 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
 
     Parameters
     ----------
-    model : RBM or rbm.units.LayeredRBM
-        Updated in place.  A :class:`~rbm.units.LayeredRBM` ({0,1}, ±1 or
-        Gaussian layers) is trained by the general stepper, every parameter
-        (``log_sigma`` included) by the same rule, and tracked with
-        :func:`rbm.units.log_likelihood`.
+    model : RBM
+        Updated in place, every parameter (``log_sigma_v``, ``gamma_h``...
+        included) by the same rule.
     data : array_like of shape (n_samples, n_visible)
-        Zeros and ones (for a LayeredRBM, valid states of its visible layer).
+        Valid states of the visible layer (zeros and ones for the binary model).
     estimator : object
         Anything with a method ``gradient(model, batch, *, rng) -> Gradient``:
         :class:`~rbm.estimators.CD`, :class:`~rbm.estimators.PCD`,
@@ -302,15 +300,9 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     >>> bool(history.log_likelihood[-1] > history.log_likelihood[0])
     True
     """
-    if isinstance(model, units.LayeredRBM):  # {0,1}, ±1 or Gaussian layers
-        check, measure_ll, measure_recon = units.LayeredRBM.check, units.log_likelihood, \
-            units.reconstruction_error
-        model.check()
-        data = units._data(model, data)
-    else:
-        check, measure_ll, measure_recon = check_model, log_likelihood, reconstruction_error
-        check_model(model)
-        data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    check, measure_ll, measure_recon = check_model, log_likelihood, reconstruction_error
+    check_model(model)
+    data, _ = model.visible.check_states(data, "data", allow_1d=False)
     if not callable(getattr(estimator, "gradient", None)):
         raise TypeError(f"estimator must have a method gradient(model, batch, *, rng), such as "
                         f"rbm.estimators.CD(1); got {type(estimator).__name__}")
@@ -325,9 +317,10 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     progress = check_bool(progress, "progress")
     if track_every is not None:
         track_every = check_positive_int(track_every, "track_every")
-        enumerated = (units._enumerated_size(model) if isinstance(model, units.LayeredRBM)
-                      else min(model.n_visible, model.n_hidden))
-        if enumerated > MAX_TRACKING_BITS:
+        side = enumerated_side(model)
+        layer = getattr(model, side)
+        enumerated = layer.n_units * np.log2(layer.n_states)
+        if enumerated > MAX_TRACKING_BITS + 1e-9:
             raise ValueError(
                 f"track_every needs the exact log-likelihood, limited to models with "
                 f"min(n_visible, n_hidden) <= {MAX_TRACKING_BITS}; got n_visible="

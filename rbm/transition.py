@@ -11,6 +11,12 @@ visible layer is limited to ``MAX_TRANSITION_BITS`` units (distributions
 over it are held whole) and both together to ``MAX_JOINT_BITS`` (every
 pair is visited, in blocks of bounded memory).  States are ordered
 as in :func:`rbm.exact.all_states`.
+
+Any two discrete layers (±1 spins, Potts units) have the same chain over
+their states, ordered as ``layer.states`` (first unit most significant);
+their conditionals are the layers' own, :math:`p(h \mid v) \propto
+e^{-E_\text{h}(h) + s(h)\cdot I(v)}`, and the expected CD-k gradient has one field per
+parameter.  A continuous layer is refused with a ValueError naming it.
 """
 
 import numpy as np
@@ -21,8 +27,9 @@ from rbm._validation import (
     check_enumeration_size,
     check_positive_int,
 )
-from rbm._enumeration import states as _states
-from rbm.exact import all_states, data_expectations, empirical_distribution
+from rbm._enumeration import states
+from rbm._kernels import row_statistics
+from rbm.exact import all_states, data_expectations, data_statistics, empirical_distribution
 from rbm.model import Gradient, check_model
 from rbm.special import sigmoid, softplus
 
@@ -76,7 +83,7 @@ def _push(r, M, bias, chunk_size):
     out = np.zeros(2**n_out)
     for start in range(0, 2**n_in, chunk_size):
         stop = min(start + chunk_size, 2**n_in)
-        out += r[start:stop] @ _conditional(_states(start, stop, n_in) @ M + bias, targets)
+        out += r[start:stop] @ _conditional(states(start, stop, n_in) @ M + bias, targets)
     return out
 
 
@@ -119,9 +126,10 @@ def gibbs_transition_matrix(model, *, chunk_size=None):
     >>> bool(np.allclose(p @ T, p))
     True
     """
-    check_model(model)
-    _check_sizes(model, "gibbs_transition_matrix")
-    return _transition_matrix(model, _chunk(chunk_size, 2**model.n_visible))
+    if not _general(model, "gibbs_transition_matrix"):
+        _check_sizes(model, "gibbs_transition_matrix")
+        return _transition_matrix(model, _chunk(chunk_size, 2**model.n_visible))
+    return _general_conditionals(model)[0]
 
 
 def _chunk(chunk_size, n_targets):
@@ -138,7 +146,7 @@ def _transition_matrix(model, chunk_size):
     n_states = 2**model.n_visible
     T = np.zeros((n_states, n_states))
     for start in range(0, 2**model.n_hidden, chunk_size):
-        H = _states(start, min(start + chunk_size, 2**model.n_hidden), model.n_hidden)
+        H = states(start, min(start + chunk_size, 2**model.n_hidden), model.n_hidden)
         B = _conditional(H @ model.W.T + model.b, V)
         # One BLAS call cannot be interrupted: rows of T in slices of at most
         # _PRODUCT_TERMS multiply-adds (so that Ctrl-C is seen within a fraction of a
@@ -215,14 +223,19 @@ def cd_expected_gradient(model, data, k, *, chunk_size=None):
     >>> len(curve)
     3
     """
-    check_model(model)
-    _check_sizes(model, "cd_expected_gradient")
-    data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
+    general = _general(model, "cd_expected_gradient")
+    if general:
+        data, _ = model.visible.check_states(data, "data", allow_1d=False)
+    else:
+        _check_sizes(model, "cd_expected_gradient")
+        data, _ = check_binary(data, "data", model.n_visible, allow_1d=False)
     single = not isinstance(k, (list, tuple, np.ndarray, range))
     ks = [check_positive_int(k, "k")] if single else [
         check_positive_int(int(x) if isinstance(x, np.integer) else x, "k") for x in k]
     if not ks:
         raise ValueError("k must hold at least one number of steps")
+    if general:
+        return _general_cd(model, data, ks, single)
     # Forming T costs one product over all (v, h, v') but makes each step cheap;
     # pushing through the two conditionals costs an exp per (v, h) at every step.
     # (T is also the only way when the hidden states are too many to list: n_visible is then small.)
@@ -322,7 +335,7 @@ def cd1_variant_expected_gradient(model, data, *, reconstruction="sample",
     >>> bool(np.abs(wrong_step.c).max() < 1e-12)
     True
     """
-    check_model(model)
+    check_model(model, binary="cd1_variant_expected_gradient")
     if reconstruction not in _RECONSTRUCTIONS:
         raise ValueError(f"reconstruction must be 'sample' or 'probabilities', got {reconstruction!r}")
     if negative_hidden not in _NEGATIVE_HIDDEN:
@@ -356,3 +369,63 @@ def cd1_variant_expected_gradient(model, data, *, reconstruction="sample",
             neg_vh, neg_h = V.T @ w.T @ H, w.sum(axis=1) @ H
         neg_v = r @ V
     return Gradient(W=pos.vh - neg_vh, b=pos.v - neg_v, c=pos.h - neg_h)
+
+
+# -- any two discrete layers ------------------------------------------------------------------
+
+def _general(model, what):
+    """Whether `model` takes the general path (not two {0,1} layers); refuses continuous ones."""
+    check_model(model)
+    if model.is_binary:
+        return False
+    for side in ("visible", "hidden"):
+        layer = getattr(model, side)
+        if not layer.discrete:
+            raise ValueError(f"{what} enumerates both layers and needs discrete units; "
+                             f"model.{side} is {layer!r}, which is continuous")
+    bits_v = model.n_visible * np.log2(model.visible.n_states)
+    bits_h = model.n_hidden * np.log2(model.hidden.n_states)
+    check_enumeration_size(int(np.ceil(bits_v - 1e-9)), f"{what} over the visible states",
+                           limit=MAX_TRANSITION_BITS)
+    check_enumeration_size(int(np.ceil(bits_v + bits_h - 1e-9)),
+                           f"{what} over the joint states", limit=MAX_DENSE_BITS + 2)
+    return True
+
+
+def _all(layer):
+    return layer.states(0, layer.n_states ** layer.n_units)
+
+
+def _conditional_matrix(model, X, source, target):
+    r""":math:`p(y \mid x)` for every row of `X` (states of `source`) and every state of `target`."""
+    if source == "visible":
+        I, layer = model.input_hidden(X), model.hidden
+    else:
+        I, layer = model.input_visible(X), model.visible
+    Y = _all(layer)
+    S = layer.statistic(Y).reshape(len(Y), -1)
+    log_p = I.reshape(len(X), -1) @ S.T - layer.energy(Y)[None, :] \
+        - layer.log_normaliser(I)[:, None]
+    return np.exp(log_p)
+
+
+def _general_conditionals(model):
+    """T = A B for two discrete layers, with A and B held whole (within the size limits)."""
+    V, H = _all(model.visible), _all(model.hidden)
+    A = _conditional_matrix(model, V, "visible", "hidden")
+    B = _conditional_matrix(model, H, "hidden", "visible")
+    return A @ B, V
+
+
+def _general_cd(model, data, ks, single):
+    T, V = _general_conditionals(model)
+    pos = data_statistics(model, data)
+    r = np.bincount(model.visible.index_of(data), minlength=len(V)) / len(data)
+    done, results = 0, {}
+    for target in sorted(set(ks)):
+        for _ in range(target - done):
+            r = r @ T
+        done = target
+        neg = row_statistics(model, V, weights=r, accurate=True)
+        results[target] = pos - Gradient.from_fields(neg)
+    return results[ks[0]] if single else [results[x] for x in ks]

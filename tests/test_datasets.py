@@ -204,3 +204,16 @@ def test_standardise_gives_zero_mean_unit_variance_and_refuses_constants():
         standardise([[0.0], [np.nan]])
     with pytest.raises(ValueError, match=r"data must have shape"):
         standardise([1.0, 2.0])
+
+
+def test_sequence_families_have_their_families_and_contact():
+    """Without noise every sequence carries its family's letters and a complementary pair."""
+    from rbm.datasets import sequence_families
+    X, family = sequence_families(300, rng=1, noise=0.0)
+    np.testing.assert_array_equal(X[:, :3], np.where(family[:, None] == 0, [0, 1, 2], [3, 2, 1]))
+    assert set(map(tuple, X[:, [3, 5]].astype(int).tolist())) <= {(0, 3), (3, 0), (1, 2), (2, 1)}
+    noisy, _ = sequence_families(2000, rng=1, noise=0.2)
+    changed = np.mean(noisy[:, 4] != sequence_families(2000, rng=1, noise=0.0)[0][:, 4])
+    assert 0.1 < changed < 0.9
+    with pytest.raises(ValueError, match="noise"):
+        sequence_families(5, noise=1.5)

@@ -14,13 +14,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rbm"
 LAYERS = {
     0: {"_validation", "_compiled"},
     1: {"special", "checks", "datasets"},
-    2: {"model", "symbolic"},
-    3: {"_enumeration", "sampling"},
-    4: {"exact", "pseudolikelihood", "units"},
-    5: {"estimators", "transition", "curvature"},
-    6: {"ais", "_fused", "cd_theory", "tempering"},
-    7: {"training"},
-    8: {"plotting"},
+    2: {"layers", "symbolic"},
+    3: {"model", "_enumeration"},
+    4: {"_kernels"},
+    5: {"exact", "sampling", "pseudolikelihood"},
+    6: {"estimators", "transition", "curvature"},
+    7: {"ais", "_fused", "cd_theory", "tempering"},
+    8: {"training"},
+    9: {"plotting"},
 }
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
 
@@ -62,3 +63,42 @@ def test_the_check_finds_an_upward_import(tmp_path):
     source = tmp_path / "x.py"
     source.write_text("def f():\n    from rbm.model import RBM\n    import rbm.exact\n")
     assert imports_of(source) == {"model", "exact"}
+
+
+def private_names_imported(path):
+    """Private names (``_x``, not dunder) a file takes from another rbm module: by
+    ``from rbm.m import _x`` or as an attribute of an imported rbm module (``m._x``)."""
+    tree = ast.parse(path.read_text())
+    found, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rbm"):
+            for alias in node.names:
+                if node.module == "rbm":
+                    modules.add(alias.asname or alias.name)  # a module: private modules are fine
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("rbm."):
+                    modules.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_a_module_imports_no_private_name_of_another(module):
+    """Shared helpers live in a private module under public names (as scikit-learn's do)."""
+    found = private_names_imported(PACKAGE / f"{module}.py")
+    assert not found, f"{module} imports the private names {found}"
+
+
+def test_the_check_finds_a_private_import(tmp_path):
+    source = tmp_path / "x.py"
+    source.write_text("from rbm.exact import _enumerate, log_partition\n"
+                      "from rbm import units\n"
+                      "def f(m):\n    return units._cd_gradient(m), units.__name__\n")
+    assert private_names_imported(source) == ["rbm.exact._enumerate", "units._cd_gradient"]

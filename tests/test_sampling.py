@@ -162,12 +162,15 @@ def test_rng_is_keyword_only_everywhere_in_the_public_api():
     assert positional == []
 
 
-def test_the_sampling_kernels_give_the_models_conditionals(model):
-    """The unchecked tanh kernels behind the chains and estimators against the checked
-    RBM methods (expit), on every visible and hidden state."""
+def test_the_binary_sampling_kernel_draws_the_models_conditionals(model):
+    """Binary.sample (the tanh kernel behind the chains and estimators) draws u < p with p the
+    checked RBM method's probability (expit) to rounding, on every visible state."""
     from rbm import exact
-    from rbm.sampling import _prob_h, _prob_v
+    from rbm.special import sigmoid_inplace
 
-    V, H = exact.all_states(model.n_visible), exact.all_states(model.n_hidden)
-    np.testing.assert_allclose(_prob_h(model, V), model.prob_h_given_v(V), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(_prob_v(model, H), model.prob_v_given_h(H), rtol=0, atol=1e-15)
+    V = exact.all_states(model.n_visible)
+    p = sigmoid_inplace(V @ model.W + model.c)
+    np.testing.assert_allclose(p, model.prob_h_given_v(V), rtol=0, atol=1e-15)
+    u = np.random.default_rng(0).random(p.shape)
+    drawn = model.hidden.sample(model.input_hidden(V), rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(drawn, (u < p).astype(float))

@@ -153,8 +153,9 @@ def test_a_wrong_exchange_ratio_fails_the_kernel_test(monkeypatch, wrong):
     import rbm.tempering
     free_energy = rbm.tempering._free_energy
     if wrong == "reciprocal ratio":
-        monkeypatch.setattr(rbm.tempering, "_free_energy", lambda p, v: -free_energy(p, v))
+        monkeypatch.setattr(rbm.tempering, "_free_energy", lambda *args: -free_energy(*args))
     else:
-        monkeypatch.setattr(rbm.tempering, "_free_energy", lambda p, v: np.zeros(len(v)))
+        monkeypatch.setattr(rbm.tempering, "_free_energy",
+                            lambda model, v, *rest: np.zeros(len(v)))
     with pytest.raises(AssertionError, match="chi-square p-values"):
         _check_tempered_chains_follow_the_exact_kernel()
