@@ -678,7 +678,7 @@ def reverse_ais_log_partition(model, v_init, *, betas=_PAPER_STEPS, rng, data=No
 
     References
     ----------
-    .. [1] R. B. Grosse, Z. Ghahramani and R. P. Adams, "Sandwiching the
+    .. [4] R. B. Grosse, Z. Ghahramani and R. P. Adams, "Sandwiching the
        marginal likelihood using bidirectional Monte Carlo",
        arXiv:1511.02543 (2015).
 

@@ -25,7 +25,7 @@ Memory: the visible states and their conditional statistics, about
 :func:`log_likelihood_hessian` and :func:`natural_gradient` take any two
 discrete layers (±1 spins, Potts units): the statistics are then
 :math:`-\partial E/\partial\theta` of every parameter, in the order of
-:meth:`rbm.RBM.parameters`, and every joint state :math:`(v, h)` is enumerated
+:meth:`rbm.model.RBM.parameters`, and every joint state :math:`(v, h)` is enumerated
 (at most ``2**MAX_CURVATURE_JOINT`` of them).  The symmetries, centering and
 :func:`add_hidden_unit` are written for the binary model.
 """

@@ -196,7 +196,7 @@ class Layer:
 
     @property
     def shape(self):
-        """Shape of one state's statistic: ``(n_units,)``, or ``(n_units, q)`` for Potts."""
+        """The shape of one state's statistic, ``(n_units,)`` (``(n_units, q)`` for Potts)."""
         return (self.n_units,)
 
     def parameters(self):
@@ -268,12 +268,12 @@ class Layer:
         return x
 
     def conditional_statistics(self, I):
-        """:meth:`mean_statistic` and :meth:`normaliser_gradient` at once, for the sampling
+        """``mean_statistic`` and ``normaliser_gradient`` at once, for the sampling
         estimators (a layer may compute them faster, to rounding)."""
         return self.mean_statistic(I), self.normaliser_gradient(I)
 
     def embed(self, x):
-        """The states in the representation of :meth:`mean`: the states themselves."""
+        """The states in the representation of ``mean``: the states themselves."""
         return x
 
     def random_states(self, n, *, rng):

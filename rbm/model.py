@@ -54,7 +54,9 @@ class RBM:
     ----------
     W : array_like of shape ``visible.shape + hidden.shape``
         Weights; ``(n_visible, n_hidden)`` for layers of scalar units.
-    visible, hidden : rbm.layers.Layer, or array_like of shape (n_visible,) and (n_hidden,)
+    visible, hidden : rbm.layers.Layer or array_like
+        A layer, or (for the binary model) the biases: of shape (n_visible,) for
+        `visible`, (n_hidden,) for `hidden`.
         The layers (copied), or the biases ``b`` and ``c`` of the binary model
         (two :class:`~rbm.layers.Binary` layers).
 
