@@ -74,9 +74,9 @@ Markov step serves tempering and annealing alike).  Methods:
 with the half-Gaussian integral, exact in closed form,
 
 .. math::
-    L(g, t) = \log\int_0^\infty e^{-g x^2/2 + t x}\,dx
-    = \tfrac12\log\frac{\pi}{2g} + \log\operatorname{erfcx}\Big(\frac{-t}{\sqrt{2g}}\Big)
-    = \tfrac12\log\frac{2\pi}{g} + \frac{z^2}{2} + \log\Phi(z),\quad z = \frac{t}{\sqrt g},
+    L(g, t) &= \log\int_0^\infty e^{-g x^2/2 + t x}\,dx \\
+    &= \tfrac12\log\frac{\pi}{2g} + \log\operatorname{erfcx}\Big(\frac{-t}{\sqrt{2g}}\Big) \\
+    &= \tfrac12\log\frac{2\pi}{g} + \frac{z^2}{2} + \log\Phi(z),\quad z = \frac{t}{\sqrt g},
 
 the first form for :math:`t < 0` and the second for :math:`t \ge 0`, so that
 no term cancels another (:func:`log_half_gaussian`; tested against mpmath

@@ -263,7 +263,8 @@ def draw_cd_chain(k=2, ax=None):
     Examples
     --------
     >>> fig = draw_cd_chain(2)
-    >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("$\\mathbf{v}"))
+    >>> texts = [t.get_text() for t in fig.axes[0].texts]
+    >>> sorted(t for t in texts if t.startswith("$\\mathbf{v}"))
     ['$\\mathbf{v}_{0}$', '$\\mathbf{v}_{1}$', '$\\mathbf{v}_{2}$']
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
