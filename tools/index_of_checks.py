@@ -39,10 +39,34 @@ a table. A "check" link in a chapter lands on its entry here, marked.
 VERDICT = re.compile(r"verdict(?: \[(?P<label>chk-[a-z0-9-]+)\])?: ")
 
 
+def toc_entries():
+    """(path, number) of every chapter notebook in _toc.yml's order; number is the book's
+    chapter number ("8", or "12.1" for a section) or None in an unnumbered part."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    entries, count = [], 0
+
+    def walk(items, numbered, prefix):
+        nonlocal count
+        for position, item in enumerate(items, start=1):
+            if prefix is None:
+                count += numbered
+                number = str(count) if numbered else None
+            else:
+                number = f"{prefix}.{position}"
+            path = ROOT / f"{item['file']}.ipynb"
+            if path.exists():
+                entries.append((path, number))
+            walk(item.get("sections", []), numbered, number if numbered else None)
+
+    for part in toc["parts"]:
+        walk(part["chapters"], bool(part.get("numbered")), None)
+    return entries
+
+
 def toc_notebooks():
-    toc = (ROOT / "_toc.yml").read_text()
-    return [ROOT / f"{name}.ipynb" for name in re.findall(r"file:\s*(chapters/[\w-]+)", toc)
-            if (ROOT / f"{name}.ipynb").exists()]
+    return [path for path, _ in toc_entries()]
 
 
 def heading_text(line):
@@ -87,11 +111,13 @@ def collect(path):
 
 def render():
     parts, total = [HEADER], 0
-    for path in toc_notebooks():
+    for path, number in toc_entries():
         title, rows = collect(path)
         if not rows:
             continue
         total += len(rows)
+        if number:
+            title = f"{number}. {title}"
         # Section ids are docutils' (the browser test checks every anchor); MyST does not
         # resolve "#anchor" links into notebooks, so these are plain HTML links.
         page = f"../chapters/{path.stem}.html"

@@ -24,7 +24,9 @@ It also measures the layout of every page at two window sizes:
   chapters' figures are drawn at matplotlib's 100 dpi (PNG) or 72 points
   to the inch (SVG), with 10-point text, so at scale 1 their text is about
   13-14 px high, the body text's size; below 0.75 it falls under 10 px.
-  At 400 px every wide figure must shrink, so the scale is not measured there.
+  At 400 px a figure keeps at least ``MIN_FIGURE_SCALE`` of its natural
+  width up to ``PHONE_FIGURE_WIDTH`` and scrolls inside its frame: shrunk to
+  the 352 px column, a figure 8.6 in wide had letters 4-5 px high.
 
 Known failures are listed, page by page, in ``KNOWN_TOO_WIDE`` and
 ``KNOWN_SQUEEZED_FIGURES``: those tests are expected to fail (strict
@@ -63,6 +65,9 @@ SCREENSHOT_PAGES = {"intro.html", "chapters/first_look.html"}
 WIDTHS = {"laptop": 1280, "phone": 400}
 HEIGHT = 800
 MIN_FIGURE_SCALE = 0.75
+# On a phone a figure keeps up to this many px of its natural width and scrolls
+# inside its frame (_static/book.css), so that its text stays legible.
+PHONE_FIGURE_WIDTH = 640
 # Elements that must fit their column: display math, code, outputs, tables, API signatures.
 WIDE_CANDIDATES = ", ".join([
     "div.math", "mjx-container[display=\"true\"]", "div.highlight pre", "div.cell_output",
@@ -179,7 +184,7 @@ def test_page_renders_offline_with_typeset_math(page_path, server, browser):
             assert unquote(fragment) in ids_of(target), f"link to a missing anchor: {href}"
 
 
-MEASURE_LAYOUT = """(minScale) => {
+MEASURE_LAYOUT = """([minScale, widthCap]) => {
   const article = document.querySelector('article.bd-article') || document.body;
   const describe = (el) => {
     const id = el.id || (el.closest('[id]') ? el.closest('[id]').id : '');
@@ -208,7 +213,7 @@ MEASURE_LAYOUT = """(minScale) => {
   for (const img of article.querySelectorAll('figure img, div.cell_output img, div.output img')) {
     if (!img.naturalWidth) continue;
     const shown = img.getBoundingClientRect().width;
-    if (shown / img.naturalWidth < minScale) {
+    if (shown < minScale * Math.min(img.naturalWidth, widthCap)) {
       squeezed.push({what: describe(img), natural: img.naturalWidth, shown: Math.round(shown)});
     }
   }
@@ -256,7 +261,8 @@ def _layout(page_path, window, server, browser):
     # Images must have their natural size before they are measured.
     page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=30000)
     script = MEASURE_LAYOUT.replace("WIDE", json.dumps(WIDE_CANDIDATES))
-    result = page.evaluate(script, MIN_FIGURE_SCALE)
+    cap = PHONE_FIGURE_WIDTH if window == "phone" else 10**6
+    result = page.evaluate(script, [MIN_FIGURE_SCALE, cap])
     page.close()
     return result
 
@@ -302,6 +308,16 @@ def test_figures_shown_near_their_natural_size(page_path, server, browser):
                        f"({s['shown'] / s['natural']:.2f})" for s in squeezed)
     assert not squeezed, (f"{page_path} at 1280 px: {len(squeezed)} figures shown below "
                           f"{MIN_FIGURE_SCALE} of their natural width:\n{report}")
+
+
+@pytest.mark.parametrize("page_path", book_pages())
+def test_figures_legible_on_a_phone(page_path, server, browser):
+    squeezed = _layout(page_path, "phone", server, browser)["squeezed"]
+    report = "\n".join(f"  {s['what']}: {s['shown']} px of {s['natural']} px"
+                       for s in squeezed)
+    assert not squeezed, (f"{page_path} at 400 px: {len(squeezed)} figures shown below "
+                          f"{MIN_FIGURE_SCALE} of min(natural width, {PHONE_FIGURE_WIDTH} px):"
+                          f"\n{report}")
 
 
 @pytest.mark.parametrize("page_path", book_pages())
