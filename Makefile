@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -30,6 +30,7 @@ help:
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
+	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -84,6 +85,11 @@ endif
 # chapters/digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
 digits: $(STAMP)
 	$(PY) tools/train_digits.py
+
+# chapters/estimating_log_z reads what this writes (chapters/data/logz_estimators.json), from
+# the models `make digits` wrote; re-execute it after.
+logz: $(STAMP)
+	$(PY) tools/logz_estimators.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
