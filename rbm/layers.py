@@ -311,8 +311,12 @@ class Layer:
     def states_at(self, index):
         """The states numbered `index` (an int64 array) in the order of :meth:`states`."""
         q = self.n_states
-        powers = q ** np.arange(self.n_units - 1, -1, -1, dtype=np.int64)
-        digits = (np.asarray(index, dtype=np.int64)[:, None] // powers) % q
+        index = np.asarray(index, dtype=np.int64)
+        # Place values q**e that exceed int64 belong to digits that are 0 for any int64 index.
+        exponents = range(self.n_units - 1, -1, -1)
+        fits = np.array([q**e <= np.iinfo(np.int64).max for e in exponents])
+        powers = np.array([q**e if ok else 1 for e, ok in zip(exponents, fits)], dtype=np.int64)
+        digits = np.where(fits, (index[:, None] // powers) % q, 0)
         return self._values[digits] if self._values is not None else digits.astype(float)
 
     _values = None

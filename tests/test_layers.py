@@ -472,3 +472,25 @@ def test_unit_values_hidden_marginal_and_model_means():
     moments = exact.model_expectations(model)
     np.testing.assert_allclose(v_mean, moments.v.ravel(), rtol=1e-12)
     np.testing.assert_allclose(h_mean, moments.h, rtol=1e-12)
+
+
+@pytest.mark.parametrize("layer", [Binary(np.zeros(784)), Spin(np.zeros(300)),
+                                   Potts(np.zeros((100, 3)))])
+def test_states_of_a_wide_layer_by_index_without_overflow(layer):
+    # q**n_units exceeds int64 here: the leading digits of any int64 index are 0, and
+    # numbering them must not overflow (warnings are errors in this suite).
+    index = np.array([0, 1, 5, 2**40 + 3])
+    got = layer.states_at(index)
+    q, n = layer.n_states, layer.n_units
+    low = layer.states_at(np.array([0]))[0, 0]
+    for row, i in zip(got, index.tolist()):
+        want = []
+        for _ in range(n):
+            want.append(i % q)
+            i //= q
+        digits = np.array(want[::-1])
+        if q == 2:
+            assert np.array_equal(row != low, digits == 1)
+        else:
+            assert np.array_equal(row.reshape(n, q).argmax(axis=1) if row.size == n * q
+                                  else row, digits)
