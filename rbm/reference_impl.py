@@ -155,6 +155,18 @@ class NumpyRBM:
             total -= _softplus(f - self.free_energy(flipped))  # log sigma(F(flip) - F(v))
         return data.shape[1] * total if self.bug == "PL times n_visible" else total
 
+    def one_bit_pseudo_log_likelihood(self, data, rng):
+        """Per row, ``n_visible * log p(v_i | v_-i)`` of one bit ``i`` drawn uniformly: shape (n,).
+
+        Unbiased for :meth:`pseudo_log_likelihood` (the scheme of scikit-learn's
+        ``BernoulliRBM.score_samples``).
+        """
+        n, n_visible = data.shape
+        bits = rng.integers(0, n_visible, size=n)
+        flipped = data.copy()
+        flipped[np.arange(n), bits] = 1 - flipped[np.arange(n), bits]
+        return -n_visible * _softplus(self.free_energy(data) - self.free_energy(flipped))
+
     # -- gradient estimates and training --------------------------------------------
 
     def _contrast(self, v0, vk, hk):

@@ -1022,9 +1022,14 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     n_vis = model.n_visible
     scales = {"sum": 1.0, "per-unit": 1.0 / n_vis}
     target = pl_sum * scales[convention]
-    alternatives = [("the sum over units", pl_sum), ("the mean over units", pl_sum / n_vis),
-                    ("n_visible times the sum over units", n_vis * pl_sum)]
-    alternatives = [(what, x) for what, x in alternatives if not np.allclose(x, target)]
+    alternatives = [("the sum over units", "the convention is the sum over units (pass "
+                     "convention='sum')", pl_sum),
+                    ("the mean over units", "the convention is the mean over units (pass "
+                     "convention='per-unit')", pl_sum / n_vis),
+                    ("n_visible times the sum over units", "the sum over units is multiplied "
+                     "by n_visible again (the factor of a one-bit estimate applied to the "
+                     "exact sum)", n_vis * pl_sum)]
+    alternatives = [alt for alt in alternatives if not np.allclose(alt[2], target)]
     conv = "sum over units" if convention == "sum" else "mean over units"
     found_warnings = []
     if n_draws is None:
@@ -1037,7 +1042,7 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
         goal = target if per_row else np.array(target.mean())
         bad, _ = _compare(values, goal, tol, 0.0)
         if bad:
-            alts = [(what, x if per_row else np.array(x.mean())) for what, x in alternatives]
+            alts = [(what, x if per_row else np.array(x.mean())) for what, _, x in alternatives]
             slips = _matches(values, alts, tol, 0.0)
             cause = (f" Your values are {slips[0]}." if slips else
                      _overflow_cause(values) or _rounding_cause(values, goal))
@@ -1059,7 +1064,7 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
         draws = np.stack([_array(pseudo_likelihood(data.copy(), rng), "your pseudo-likelihood",
                                  (len(data),)) for _ in range(n_draws)])
     entries = [f"row {i}" for i in range(len(data))]
-    return _mean_check(draws, target, alpha, 0.99, name, label, entries, alternatives,
+    return _mean_check(draws, target, alpha, 0.99, name, label, entries, lambda: alternatives,
                        what=f"the mean of {n_draws} draws per row ({conv})",
                        found_warnings=found_warnings)
 
@@ -1079,7 +1084,10 @@ def _t_scores(draws, target):
 
 def _mean_check(draws, target, alpha, power, name, label, entries, alternatives, what,
                 found_warnings=()):
-    """Per-entry t-tests of the draws' mean against `target`, Bonferroni; diagnose on failure."""
+    """Per-entry t-tests of the draws' mean against `target`, Bonferroni; diagnose on failure.
+
+    `alternatives` is called on failure only: it returns (what, cause, values) of known slips.
+    """
     n, m = draws.shape
     if not np.isfinite(draws).all():
         bad = int(np.flatnonzero(~np.isfinite(draws).all(axis=0))[0])
@@ -1096,7 +1104,7 @@ def _mean_check(draws, target, alpha, power, name, label, entries, alternatives,
                  f"over {n} draws, standard error {se[i]:.2g}; the exact value is "
                  f"{target[i]:.5g})" for i in worst]
         cause, slip = next(((f" Your draws match {alt}: a common cause is that {why}.", alt)
-                            for alt, why, values in alternatives
+                            for alt, why, values in alternatives()
                             if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)), ("", None))
         i = worst[0]
         raise CheckFailed(
@@ -1243,7 +1251,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
     with _recorded(found_warnings):
         draws = np.stack([_flat(estimate(data.copy(), rng), expected, "your estimator")
                           for _ in range(n_draws)])
-    alternatives = _gradient_alternatives(model, data, expected)
+    def alternatives():
+        return _gradient_alternatives(model, data, expected)
     return _mean_check(draws, expected.flat(), alpha, power, name, label,
                        _entry_names(expected), alternatives,
                        what=f"the mean of {n_draws} draws against {phrase}",
@@ -1374,11 +1383,11 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
         draws = [_flat(step(model.W.copy(), model.b.copy(), model.c.copy(), data.copy(), rng),
                        expected, "your step") - old for _ in range(n_draws)]
     lr = learning_rate
-    alternatives = [
-        (f"learning_rate**2 times {phrase}", "the learning rate is applied twice (once to the "
-         "gradient, once to the update)", lr * lr * expected.flat()),
-        (f"{phrase} without the learning rate", "the learning rate is not applied",
-         expected.flat())] + _gradient_alternatives(model, data, expected, scale=lr)
+    def alternatives():
+        return [(f"learning_rate**2 times {phrase}", "the learning rate is applied twice (once "
+                 "to the gradient, once to the update)", lr * lr * expected.flat()),
+                (f"{phrase} without the learning rate", "the learning rate is not applied",
+                 expected.flat())] + _gradient_alternatives(model, data, expected, scale=lr)
     return _mean_check(np.stack(draws), lr * expected.flat(), alpha, power, name, label,
                        _entry_names(expected), alternatives,
                        what=f"the mean of {n_draws} updates against learning_rate x {phrase}",
