@@ -9,7 +9,7 @@ gradient and the exact expectation of the CD-k and persistent-CD
 estimates.  A PyTorch or JAX implementation is wrapped in one line, e.g.
 ``lambda v: my_rbm.p_h(torch.from_numpy(v)).numpy()``.
 
-**Parameters.**  ``model`` is an :class:`rbm.RBM` or a tuple ``(W, b, c)``
+**Parameters.**  ``model`` is an :class:`~rbm.model.RBM` or a tuple ``(W, b, c)``
 (the binary model).  The convention is the book's,
 :math:`E(v, h) = -b^\top v - c^\top h - v^\top W h` with ``W`` of shape
 ``(n_visible, n_hidden)``; scikit-learn's ``components_`` is ``W.T``.  A
@@ -28,7 +28,7 @@ exactly; an implementation whose energy carries a constant passes
 row, :math:`\log p(v) = -F(v) - \log Z` (a callable that returns one
 number is compared with the mean over the rows).  The pseudo-log-likelihood
 of a row is :math:`\sum_i \log p(v_i \mid v_{-i})`, the sum over units
-(``convention="sum"``), or its mean over units (``"per-unit"``).
+(``convention="sum"``), or its mean over units (``"mean"``).
 
 **Statistics.**  Frequencies of sampled states are compared with their
 exact probabilities by exact two-sided binomial tests; means of draws (of
@@ -130,16 +130,42 @@ class CheckFailed(AssertionError):
     """
 
     def __init__(self, message, *, entry, found, expected, z=np.inf, sd=np.nan, n_draws=0,
-                 n_tests=1, slip=None):
+                 n_tests=1, slip=None, errors=None):
         super().__init__(message)
         self.entry, self.found, self.expected, self.z = entry, float(found), float(expected), z
         self.sd, self.n_draws, self.n_tests, self.slip = sd, n_draws, n_tests, slip
+        self._errors = errors  # (effects, sds, sds under the null, alpha, t_test), per entry
+
+    def draws_needed(self, power=0.99):
+        """The fewest draws that catch this error with probability `power`, at the check's alpha.
+
+        The minimum over the entries of :func:`draws_needed` for each entry's
+        error and spread (measured by the failed check); 1 for a
+        deterministic check (one call).
+
+        Parameters
+        ----------
+        power : float, default 0.99
+
+        Returns
+        -------
+        int
+        """
+        if self._errors is None:
+            return 1
+        effects, sds, sds_null, alpha, t_test = self._errors
+        usable = (effects > 0) & (sds > 0) & (sds_null > 0)
+        if not usable.any():
+            return 2
+        return min(draws_needed(e, s, alpha=alpha, power=power, n_tests=self.n_tests,
+                                sd_null=s0, t_test=t_test)
+                   for e, s, s0 in zip(effects[usable], sds[usable], sds_null[usable]))
 
 
 # -- arguments --------------------------------------------------------------------------
 
 def as_model(model):
-    """The :class:`rbm.RBM` of `model`: an RBM of {0,1} or ±1 layers, or ``(W, b, c)``.
+    """The :class:`~rbm.model.RBM` of `model`: an RBM of {0,1} or ±1 layers, or ``(W, b, c)``.
 
     Parameters
     ----------
@@ -256,7 +282,7 @@ def failure_rate(check, seeds):
 
     Returns
     -------
-    (int, int)
+    tuple of int
         Failures and seeds.
 
     Examples
@@ -280,18 +306,24 @@ def failure_rate(check, seeds):
     return failed, total
 
 
-def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1):
-    r"""Draws for a two-sided z-test to detect an error `effect` in one of `n_tests` entries.
+def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_test=False):
+    r"""Draws for a two-sided test to detect an error `effect` in one of `n_tests` entries.
 
     With Bonferroni's correction each test runs at level
     :math:`\alpha / n_\text{tests}`; a mean of :math:`n` draws of standard
-    deviation :math:`\sigma` is off by `effect` :math:`= \delta` with
-    probability at least `power` of being detected when
+    deviation :math:`\sigma` (:math:`\sigma_0` under the null hypothesis) is
+    off by `effect` :math:`= \delta` and is detected with probability about
+    `power` :math:`= 1 - \beta` when
 
-    .. math:: n \ge \Big(\big(z_{1-\alpha/(2 n_\text{tests})} + z_\text{power}\big)\,
-              \frac{\sigma}{\delta}\Big)^2 .
+    .. math:: n \ge \Big(\frac{z_{1-\alpha/(2 n_\text{tests})}\,\sigma_0
+              + z_{1-\beta}\,\sigma}{\delta}\Big)^2 .
 
-    For a frequency, :math:`\sigma = \sqrt{p(1 - p)} \le 1/2`.
+    For a frequency, :math:`\sigma = \sqrt{p(1 - p)} \le 1/2` (the normal
+    approximation of the binomial test, which is good when :math:`np` and
+    :math:`n(1-p)` are not small).  With `t_test` the quantiles are those of
+    Student's t with :math:`n - 1` degrees of freedom, found by iteration
+    (the t-tests of :func:`check_gradient_estimator` need it at small
+    :math:`n`).
 
     Parameters
     ----------
@@ -305,10 +337,14 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1):
         In [0.5, 1).
     n_tests : int, default 1
         Entries tested together.
+    sd_null : float, optional
+        Standard deviation of one draw under the null hypothesis; `sd` by default.
+    t_test : bool, default False
 
     Returns
     -------
     int
+        At least 2.
 
     Examples
     --------
@@ -316,12 +352,33 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1):
     1838
     >>> draws_needed(0.05, 0.5, alpha=0.05, n_tests=100)  # one of 100 frequencies
     3373
+    >>> draws_needed(1.0, 0.1, alpha=1e-3, n_tests=24), draws_needed(
+    ...     1.0, 0.1, alpha=1e-3, n_tests=24, t_test=True)
+    (2, 6)
     """
     effect = check_positive_float(effect, "effect")
     sd = check_positive_float(sd, "sd")
-    z = norm.isf(_alpha(alpha) / (2 * check_positive_int(n_tests, "n_tests"))) + norm.ppf(
-        _power(power))
-    return int(np.ceil((z * sd / effect) ** 2))
+    sd_null = sd if sd_null is None else check_positive_float(sd_null, "sd_null")
+    level = _alpha(alpha) / (2 * check_positive_int(n_tests, "n_tests"))
+    power = _power(power)
+
+    def needed(crit, quantile):
+        return max(2, int(np.ceil(((crit * sd_null + quantile * sd) / effect) ** 2)))
+
+    n = needed(norm.isf(level), norm.ppf(power))
+    if not t_test:
+        return n
+
+    def enough(k):  # the t quantiles fall with k, so the draws needed at k do too
+        return needed(student_t.isf(level, k - 1), student_t.ppf(power, k - 1)) <= k
+
+    low, high = n - 1, n  # the smallest k >= n with enough(k): double, then bisect
+    while not enough(high):
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
 
 
 # -- deterministic checks ------------------------------------------------------------
@@ -378,7 +435,8 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
 
     Parameters
     ----------
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     prob_h_given_v, prob_v_given_h : callable, optional
         ``f(v) -> (n, n_hidden)`` and ``f(h) -> (n, n_visible)``; at least one.
     tol, rtol : float, default 1e-10
@@ -499,6 +557,12 @@ def _shared_uniform(mean, layer):
     return out
 
 
+def _frequency_errors(freq, p, alpha):
+    """Per-entry errors and spreads (under the bug, under the null) of failed frequencies."""
+    return (np.abs(freq - p).ravel(), np.sqrt(freq * (1 - freq)).ravel(),
+            np.sqrt(p * (1 - p)).ravel(), alpha, False)
+
+
 def _sampler_diagnosis(model, X, given, counts, n, alpha):
     """The first known slip whose law the counts pass, as a sentence."""
     out_layer = model.hidden if given == "visible" else model.visible
@@ -530,7 +594,8 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
     ----------
     sample : callable
         ``sample(x, rng) -> y``, rows of states of the other layer.
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     given : {"visible", "hidden"}
         The layer conditioned on: ``"visible"`` tests a sampler of
         :math:`p(h \mid v)`.
@@ -598,7 +663,8 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
             f"{P[i, j]:.4g} ({len(bad)} of {n_tests} probabilities fail at alpha = "
             f"{alpha:g}, Bonferroni)." + cause + _warned(found_warnings),
             entry=entry, found=f, expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
-            n_draws=n_draws, n_tests=n_tests, slip=slip)
+            n_draws=n_draws, n_tests=n_tests, slip=slip,
+            errors=_frequency_errors(counts / n_draws, P, alpha))
     z_crit = norm.isf(level / 2)
     detectable = (z_crit + norm.ppf(power)) * 0.5 / np.sqrt(n_draws)
     largest = float(np.max(np.abs(z)))
@@ -616,7 +682,7 @@ def _transition_hypotheses(model, T, k):
     B = _joint_probabilities(model, H, "hidden")[0]
     out = []
     if k >= 2:
-        out.append((f"{k - 1} Gibbs steps", "h_t is drawn from v_{t-1} instead of v_t (each "
+        out.append((f"{k - 1} Gibbs step{'s' * (k > 2)}", "h_t is drawn from v_{t-1} instead of v_t (each "
                     "step repeats the previous one), or the loop runs one step short",
                     np.linalg.matrix_power(T, k - 1)))
     out.append((f"{k + 1} Gibbs steps", "the loop runs one step too many",
@@ -645,7 +711,8 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     ----------
     step : callable
         ``step(v, rng) -> v'``, rows of visible states after `k` steps.
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     k : int, default 1
         Steps that one call of `step` makes (a chain of ``k >= 2`` steps
         shows slips in the order of sampling that one step cannot).
@@ -680,7 +747,7 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     ...                  n_draws=2000, rng=0)
     Traceback (most recent call last):
     ...
-    rbm.testing.CheckFailed: Gibbs step: T^2[...] ... Your draws match 1 Gibbs steps: ...
+    rbm.testing.CheckFailed: Gibbs step: T^2[...] ... Your draws match 1 Gibbs step: ...
     """
     model = as_model(model)
     _callable(step, "step")
@@ -719,7 +786,8 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
             f"({len(bad)} of {n_tests} entries fail at alpha = {alpha:g}, Bonferroni)."
             + cause + _warned(found_warnings),
             entry=entry, found=f, expected=Tk[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
-            n_draws=n_draws, n_tests=n_tests, slip=slip)
+            n_draws=n_draws, n_tests=n_tests, slip=slip,
+            errors=_frequency_errors(counts / n_draws, Tk, alpha))
     z_crit = norm.isf(level / 2)
     detectable = (z_crit + norm.ppf(power)) * 0.5 / np.sqrt(n_draws)
     largest = float(np.max(np.abs(z)))
@@ -756,7 +824,8 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
     ----------
     free_energy : callable
         ``free_energy(v) -> (n,)`` for rows of visible states.
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
         Choose weights large enough to reach the range where your code
         could overflow (inputs :math:`c_j + (v^\top W)_j` beyond 88.7 in float32).
     up_to_constant : bool, default False
@@ -835,7 +904,8 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
     ----------
     log_partition : callable
         ``log_partition() -> float``.
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     tol : float, default 1e-9
         Absolute tolerance.
     name : str
@@ -893,7 +963,8 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
     ----------
     log_likelihood : callable
         ``log_likelihood(data) -> (n,)`` (per row) or ``-> float`` (the mean).
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
     tol : float, default 1e-9
         Absolute tolerance.
@@ -956,7 +1027,7 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
                  f"{what} within {tol:g} of the exact value")
 
 
-_CONVENTIONS = ("sum", "per-unit")
+_CONVENTIONS = ("sum", "mean")
 
 
 def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum", tol=1e-9,
@@ -966,7 +1037,7 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
 
     :math:`\operatorname{PL}(v) = \sum_i \log p(v_i \mid v_{-i})` with
     ``convention="sum"``, or :math:`\operatorname{PL}(v) / n_\text{visible}`
-    with ``"per-unit"`` (:func:`rbm.pseudolikelihood.log_conditionals`).
+    with ``"mean"`` (:func:`rbm.pseudolikelihood.log_conditionals`).
 
     A deterministic implementation is compared within `tol`.  A stochastic
     one (`n_draws` given, e.g. scikit-learn's one-bit estimate) is called
@@ -978,9 +1049,10 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     pseudo_likelihood : callable
         ``f(data) -> (n,)`` (or ``-> float``, the mean over rows); with
         `n_draws`, ``f(data, rng) -> (n,)``.
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
-    convention : {"sum", "per-unit"}
+    convention : {"sum", "mean"}
     tol : float, default 1e-9
     n_draws : int, optional
         For a stochastic estimate: draws, at least 2.
@@ -1015,17 +1087,17 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     model = as_model(model)
     _callable(pseudo_likelihood, "pseudo_likelihood")
     if convention not in _CONVENTIONS:
-        raise ValueError(f"convention must be 'sum' or 'per-unit', got {convention!r}")
+        raise ValueError(f"convention must be 'sum' or 'mean', got {convention!r}")
     tol = check_positive_float(tol, "tol", allow_zero=True)
     data = _data(model, data)
     pl_sum = pseudolikelihood.log_conditionals(model, data).sum(axis=1)
     n_vis = model.n_visible
-    scales = {"sum": 1.0, "per-unit": 1.0 / n_vis}
+    scales = {"sum": 1.0, "mean": 1.0 / n_vis}
     target = pl_sum * scales[convention]
     alternatives = [("the sum over units", "the convention is the sum over units (pass "
                      "convention='sum')", pl_sum),
                     ("the mean over units", "the convention is the mean over units (pass "
-                     "convention='per-unit')", pl_sum / n_vis),
+                     "convention='mean')", pl_sum / n_vis),
                     ("n_visible times the sum over units", "the sum over units is multiplied "
                      "by n_visible again (the factor of a one-bit estimate applied to the "
                      "exact sum)", n_vis * pl_sum)]
@@ -1111,7 +1183,8 @@ def _mean_check(draws, target, alpha, power, name, label, entries, alternatives,
             f"{name}: " + "; ".join(lines) + f". {len(bad)} of {m} entries fail at alpha = "
             f"{alpha:g} (Bonferroni, |t| > {crit:.3g})." + cause + _warned(found_warnings),
             entry=entries[i], found=mean[i], expected=target[i], z=abs(z[i]),
-            sd=se[i] * np.sqrt(n), n_draws=n, n_tests=m, slip=slip)
+            sd=se[i] * np.sqrt(n), n_draws=n, n_tests=m, slip=slip,
+            errors=(np.abs(mean - target), se * np.sqrt(n), se * np.sqrt(n), alpha, True))
     detectable = float(np.max((crit + norm.ppf(power)) * se))
     largest = float(np.max(np.abs(z)))
     return _pass(name, CheckResult(name, largest, crit, m, n, detectable), label,
@@ -1194,7 +1267,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
         ``estimate(data, rng) -> (dW, db, dc)`` in the ascent direction (data
         term minus model term), averaged over the rows of `data` (a
         :class:`~rbm.model.Gradient` or a dict of the fields also do).
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
     target : int, "exact" or Gradient, default 1
         ``k``: the exact expectation of CD-k,
@@ -1278,7 +1352,8 @@ def expected_pcd_gradient(model, data, chains, *, k=1, chain_layer="visible"):
 
     Parameters
     ----------
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
     chains : array_like of shape (n_chains, n_visible) or (n_chains, n_hidden)
         The chains' states before the call.
@@ -1336,7 +1411,8 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
         ``step(W, b, c, data, rng) -> (W_new, b_new, c_new)``; it must not
         keep state between calls (or restore it: for persistent chains, set
         them before each update and pass their expected gradient as `target`).
-    model : RBM or tuple (W, b, c)
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
     learning_rate : float
     target : int, "exact" or Gradient, default 1

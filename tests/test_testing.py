@@ -112,7 +112,7 @@ def test_false_alarm_rate_over_200_seeds_is_at_most_alpha(name):
 
 # bug -> (the check that catches it, the slip its diagnosis names: a substring)
 CATALOGUE = {
-    "h from previous v": ("two Gibbs steps", "1 Gibbs steps"),
+    "h from previous v": ("two Gibbs steps", "1 Gibbs step"),
     "v_k paired with h_0": ("CD-1", "v_1 paired with h_0"),
     "transposed W": ("conditionals", "W transposed"),
     "missing hidden bias": ("sampler h|v", "no hidden bias"),
@@ -295,7 +295,7 @@ def test_sklearn_score_samples_is_unbiased_for_the_sum_over_units_not_the_mean()
         return sk.score_samples(data)
     testing.check_pseudo_likelihood(score, MODEL, DATA, n_draws=500, rng=0)
     with pytest.raises(testing.CheckFailed) as failure:
-        testing.check_pseudo_likelihood(score, MODEL, DATA, convention="per-unit",
+        testing.check_pseudo_likelihood(score, MODEL, DATA, convention="mean",
                                         n_draws=500, rng=0)
     assert failure.value.slip == "the sum over units"
 
@@ -349,7 +349,7 @@ def test_sklearn_partial_fit_weighs_its_negative_term_by_chains_over_rows():
     (lambda: testing.check_gibbs_step(impl().gibbs_step, MODEL, rng="x"), TypeError, "rng"),
     (lambda: testing.check_conditionals(MODEL), ValueError, "give prob_h_given_v"),
     (lambda: testing.check_pseudo_likelihood(impl().pseudo_log_likelihood, MODEL, DATA,
-                                             convention="mean"), ValueError, "convention"),
+                                             convention="per-feature"), ValueError, "convention"),
     (lambda: testing.check_pseudo_likelihood(impl().one_bit_pseudo_log_likelihood, MODEL,
                                              DATA, n_draws=10), TypeError, "rng is needed"),
     (lambda: testing.check_gradient_estimator(lambda d, r: None, MODEL, DATA, target="cd",
