@@ -682,9 +682,15 @@ def _transition_hypotheses(model, T, k):
     B = _joint_probabilities(model, H, "hidden")[0]
     out = []
     if k >= 2:
-        out.append((f"{k - 1} Gibbs step{'s' * (k > 2)}", "h_t is drawn from v_{t-1} instead of v_t (each "
-                    "step repeats the previous one), or the loop runs one step short",
-                    np.linalg.matrix_power(T, k - 1)))
+        # h_t drawn from v_{t-1}: v_{t+1} ~ T(v_{t-1}), so k steps move (k + 1) // 2
+        half = (k + 1) // 2
+        out.append((f"{half} Gibbs step{'s' * (half > 1)}", "h_t is drawn from v_{t-1} "
+                    "instead of v_t (a chain of k steps then moves (k + 1) // 2)"
+                    + (", or the loop runs one step short" if half == k - 1 else ""),
+                    np.linalg.matrix_power(T, half)))
+        if half != k - 1:
+            out.append((f"{k - 1} Gibbs steps", "the loop runs one step short",
+                        np.linalg.matrix_power(T, k - 1)))
     out.append((f"{k + 1} Gibbs steps", "the loop runs one step too many",
                 np.linalg.matrix_power(T, k + 1)))
     for hyp, cause, alt in _bits_hypotheses(model):
@@ -1241,9 +1247,9 @@ def _gradient_alternatives(model, data, expected, scale=1.0):
            ("the exact gradient", "the negative phase samples the model (exact samples, or "
             "chains run to equilibrium), not CD-k", scale * exact_grad.flat())]
     cd = transition.cd_expected_gradient(model, data, [1, 2, 3])
-    out += [(f"E[CD-{j}]", f"the chains start at the data and run {j} step{'s' * (j > 1)}: "
+    out += [(f"E[CD-{j}]", f"the chains start at the data and move {j} step{'s' * (j > 1)}: "
              "persistent chains re-initialised, a loop off by one, or h_t drawn from "
-             "v_{t-1} (each step then repeats the previous one)", scale * g.flat())
+             "v_{t-1} (a chain of k steps then moves (k + 1) // 2)", scale * g.flat())
             for j, g in zip([1, 2, 3], cd)]
     if model.is_binary:
         paired = transition.cd1_variant_expected_gradient(model, data, negative_hidden="data")

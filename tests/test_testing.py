@@ -144,6 +144,18 @@ def test_each_planted_bug_is_caught_and_named_on_ten_seeds(bug):
         assert failure.value.slip is not None and slip in failure.value.slip, str(failure.value)
 
 
+def test_h_from_the_previous_v_makes_k_steps_move_half_as_far():
+    """v_{t+1} ~ T(v_{t-1}): four steps move two, and CD-4 runs as CD-2."""
+    i = impl("h from previous v")
+    with pytest.raises(testing.CheckFailed) as failure:
+        testing.check_gibbs_step(lambda v, r: i.gibbs_chain(v, 4, r)[0], MODEL, k=4, rng=0)
+    assert failure.value.slip == "2 Gibbs steps"
+    with pytest.raises(testing.CheckFailed) as failure:
+        testing.check_gradient_estimator(lambda d, r: i.cd_gradient(d, 4, r), MODEL, DATA,
+                                         target=4, rng=0)
+    assert failure.value.slip == "E[CD-2]"
+
+
 def test_the_message_names_the_entry_its_error_in_standard_errors_and_the_exact_value():
     with pytest.raises(AssertionError) as failure:
         stochastic_checks("gradient sign")["CD-1"](0)
