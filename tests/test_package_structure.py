@@ -13,13 +13,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rbm"
 # layer -> modules; a module may import from any lower layer, never from its own or a higher one
 LAYERS = {
     0: {"_validation", "_compiled"},
-    1: {"special", "checks", "datasets"},
+    1: {"special", "checks", "datasets", "reference_impl"},
     2: {"layers", "symbolic"},
     3: {"model", "_enumeration"},
     4: {"_kernels"},
     5: {"exact", "sampling", "pseudolikelihood"},
     6: {"estimators", "transition", "curvature"},
-    7: {"ais", "_fused", "cd_theory", "tempering"},
+    7: {"ais", "_fused", "cd_theory", "tempering", "testing"},
     8: {"training", "partition"},
     9: {"plotting"},
 }

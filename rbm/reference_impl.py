@@ -1,0 +1,198 @@
+r"""A small RBM written in plain NumPy, as a user would write it, and a catalogue of planted bugs.
+
+:class:`NumpyRBM` is an implementation of the binary RBM (energy
+:math:`E(v, h) = -b^\top v - c^\top h - v^\top W h`, ``W`` of shape
+``(n_visible, n_hidden)``) that shares no code with the rest of the
+package: it is the *implementation under test* of :mod:`rbm.testing` and of
+the chapter "Checking an RBM implementation".  With ``bug=None`` it is
+correct; with ``bug`` one of the keys of :data:`BUGS` it carries one of the
+bug classes that users of RBM libraries report, planted at one line.
+
+Every method takes and returns NumPy arrays (rows are samples), and every
+method that samples takes ``rng``, a :class:`numpy.random.Generator`.
+"""
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["BUGS", "NumpyRBM"]
+
+#: The planted bugs: name -> what the code does wrong.
+BUGS = {
+    "h from previous v": "in a chain of Gibbs steps, h_t is drawn from v_{t-1} instead of v_t",
+    "v_k paired with h_0": "CD's negative statistic pairs v_k with h_0, the hidden sample of "
+                           "the data step, instead of p(h = 1 | v_k)",
+    "transposed W": "p(v | h) uses W where W transposed belongs (silent when W is square)",
+    "missing hidden bias": "p(h | v) leaves out the hidden bias c",
+    "doubled visible bias": "p(v | h) adds the visible bias b twice",
+    "one uniform per row": "a sampler compares every unit of a row with one shared uniform "
+                           "number, so the units are drawn together instead of independently",
+    "softplus overflow": "the free energy is computed in float32 with softplus written as "
+                         "log(1 + exp(x)), which overflows for x > 88.7",
+    "PL times n_visible": "the pseudo-log-likelihood (a sum over units) is multiplied by "
+                          "n_visible once more",
+    "gradient sign": "the CD gradient is returned as model term minus data term",
+    "learning rate twice": "the training step multiplies the gradient by the learning rate, "
+                           "then the update by it again",
+    "chains re-initialised": "persistent CD restarts its chains at the data on every call, "
+                             "which makes it CD-k",
+}
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+class NumpyRBM:
+    r"""A binary RBM in plain NumPy, correct or with one planted bug.
+
+    Parameters
+    ----------
+    W : array_like of shape (n_visible, n_hidden)
+    b : array_like of shape (n_visible,)
+    c : array_like of shape (n_hidden,)
+    bug : str, optional
+        One of the keys of :data:`BUGS`; ``None`` (default) for the correct code.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit together, or `bug` is not a key of :data:`BUGS`.
+
+    Examples
+    --------
+    >>> W = np.array([[1.0, -1.0], [0.5, 0.0], [0.0, 2.0]])
+    >>> impl = NumpyRBM(W, np.zeros(3), np.zeros(2))
+    >>> impl.prob_h_given_v(np.array([[1.0, 1.0, 0.0]])).round(4).tolist()
+    [[0.8176, 0.2689]]
+    >>> impl.cd_gradient(np.eye(3), k=1, rng=np.random.default_rng(0))[0].shape
+    (3, 2)
+    """
+
+    def __init__(self, W, b, c, *, bug=None):
+        W, b, c = (np.array(x, dtype=float) for x in (W, b, c))
+        if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
+            raise ValueError(f"W must have shape (n_visible, n_hidden), b (n_visible,) and c "
+                             f"(n_hidden,), got W {W.shape}, b {b.shape}, c {c.shape}")
+        if bug is not None and bug not in BUGS:
+            raise ValueError(f"bug must be None or one of {sorted(BUGS)}, got {bug!r}")
+        self.W, self.b, self.c, self.bug = W, b, c, bug
+
+    @property
+    def parameters(self):
+        """``(W, b, c)``, copies."""
+        return self.W.copy(), self.b.copy(), self.c.copy()
+
+    # -- conditionals and sampling ---------------------------------------------------
+
+    def prob_h_given_v(self, v):
+        """:math:`p(h_j = 1 \\mid v) = \\sigma(c_j + (v^\\top W)_j)`, rows of ``v`` (n, n_visible)."""
+        c = 0.0 if self.bug == "missing hidden bias" else self.c
+        return expit(v @ self.W + c)
+
+    def prob_v_given_h(self, h):
+        """:math:`p(v_i = 1 \\mid h) = \\sigma(b_i + (W h)_i)`, rows of ``h`` (n, n_hidden)."""
+        W_t = self.W if self.bug == "transposed W" else self.W.T
+        b = 2.0 * self.b if self.bug == "doubled visible bias" else self.b
+        return expit(h @ W_t + b)
+
+    def _bernoulli(self, p, rng):
+        if self.bug == "one uniform per row":
+            return (rng.random((p.shape[0], 1)) < p).astype(float)
+        return (rng.random(p.shape) < p).astype(float)
+
+    def sample_h_given_v(self, v, rng):
+        """Draw ``h ~ p(h | v)`` for each row of ``v``: (n, n_hidden) zeros and ones."""
+        return self._bernoulli(self.prob_h_given_v(v), rng)
+
+    def sample_v_given_h(self, h, rng):
+        """Draw ``v ~ p(v | h)`` for each row of ``h``: (n, n_visible) zeros and ones."""
+        return self._bernoulli(self.prob_v_given_h(h), rng)
+
+    def gibbs_chain(self, v, k, rng):
+        """`k` block Gibbs steps from the rows of ``v``; returns ``(v_k, h_0)``."""
+        h = h0 = self.sample_h_given_v(v, rng)
+        for t in range(k):
+            v_next = self.sample_v_given_h(h, rng)
+            if t < k - 1:
+                h = self.sample_h_given_v(v if self.bug == "h from previous v" else v_next, rng)
+            v = v_next
+        return v, h0
+
+    def gibbs_step(self, v, rng):
+        """One block Gibbs step ``v -> h -> v'`` for each row of ``v``."""
+        return self.gibbs_chain(v, 1, rng)[0]
+
+    # -- free energy, likelihoods ------------------------------------------------------
+
+    def free_energy(self, v):
+        """:math:`F(v) = -b^\\top v - \\sum_j \\operatorname{softplus}(c_j + (v^\\top W)_j)`, per row."""
+        x = v @ self.W + self.c
+        if self.bug == "softplus overflow":
+            x = x.astype(np.float32)
+            return -(v @ self.b).astype(np.float32) - np.log(1 + np.exp(x)).sum(axis=1)
+        return -(v @ self.b) - _softplus(x).sum(axis=1)
+
+    def log_partition(self):
+        """:math:`\\log Z`, by summing :math:`e^{-F(v)}` over every visible state."""
+        n = self.W.shape[0]
+        V = (np.arange(2**n)[:, None] >> np.arange(n - 1, -1, -1)) & 1
+        neg_f = -self.free_energy(V.astype(float))
+        top = neg_f.max()
+        return float(top + np.log(np.exp(neg_f - top).sum()))
+
+    def log_likelihood(self, data):
+        """Mean :math:`\\log p(v) = -F(v) - \\log Z` over the rows of `data`."""
+        return float(np.mean(-self.free_energy(data) - self.log_partition()))
+
+    def pseudo_log_likelihood(self, data):
+        """Per row, :math:`\\sum_i \\log p(v_i \\mid v_{-i})`: an array of shape (n,)."""
+        f = self.free_energy(data)
+        total = np.zeros(len(data))
+        for i in range(data.shape[1]):
+            flipped = data.copy()
+            flipped[:, i] = 1 - flipped[:, i]
+            total -= _softplus(f - self.free_energy(flipped))  # log sigma(F(flip) - F(v))
+        return data.shape[1] * total if self.bug == "PL times n_visible" else total
+
+    def one_bit_pseudo_log_likelihood(self, data, rng):
+        """Per row, ``n_visible * log p(v_i | v_-i)`` of one bit ``i`` drawn uniformly: shape (n,).
+
+        Unbiased for :meth:`pseudo_log_likelihood` (the scheme of scikit-learn's
+        ``BernoulliRBM.score_samples``).
+        """
+        n, n_visible = data.shape
+        bits = rng.integers(0, n_visible, size=n)
+        flipped = data.copy()
+        flipped[np.arange(n), bits] = 1 - flipped[np.arange(n), bits]
+        return -n_visible * _softplus(self.free_energy(data) - self.free_energy(flipped))
+
+    # -- gradient estimates and training --------------------------------------------
+
+    def _contrast(self, v0, vk, hk):
+        n = len(v0)
+        p0 = self.prob_h_given_v(v0)
+        grad = ((v0.T @ p0) / n - (vk.T @ hk) / len(vk), v0.mean(axis=0) - vk.mean(axis=0),
+                p0.mean(axis=0) - hk.mean(axis=0))
+        if self.bug == "gradient sign":
+            return tuple(-g for g in grad)
+        return grad
+
+    def cd_gradient(self, data, k, rng):
+        """The CD-k estimate ``(dW, db, dc)``, data term minus model term (the ascent direction)."""
+        vk, h0 = self.gibbs_chain(data, k, rng)
+        hk = h0 if self.bug == "v_k paired with h_0" else self.prob_h_given_v(vk)
+        return self._contrast(data, vk, hk)
+
+    def pcd_gradient(self, data, chains, k, rng):
+        """Persistent CD: `k` steps from ``chains``; returns ``((dW, db, dc), new_chains)``."""
+        start = data.copy() if self.bug == "chains re-initialised" else chains
+        vk, _ = self.gibbs_chain(start, k, rng)
+        return self._contrast(data, vk, self.prob_h_given_v(vk)), vk
+
+    def cd_update(self, data, learning_rate, k, rng):
+        """One CD-k training step: the new ``(W, b, c)``, each ``+ learning_rate * gradient``."""
+        grad = self.cd_gradient(data, k, rng)
+        if self.bug == "learning rate twice":
+            grad = tuple(learning_rate * g for g in grad)
+        return tuple(p + learning_rate * g for p, g in zip((self.W, self.b, self.c), grad))

@@ -1,0 +1,1477 @@
+r"""Exact oracles for any RBM implementation: checks with a stated significance and power.
+
+Each check takes *callables* from the implementation under test (NumPy
+arrays in, NumPy arrays out) and the parameters they were built with, and
+compares what they return with the exact values this package computes by
+enumeration: the conditionals, the Gibbs transition matrix, the free
+energy, :math:`\log Z`, the likelihood, the pseudo-likelihood, the exact
+gradient and the exact expectation of the CD-k and persistent-CD
+estimates.  A PyTorch or JAX implementation is wrapped in one line, e.g.
+``lambda v: my_rbm.p_h(torch.from_numpy(v)).numpy()``.
+
+**Parameters.**  ``model`` is an :class:`~rbm.model.RBM` or a tuple ``(W, b, c)``
+(the binary model).  The convention is the book's,
+:math:`E(v, h) = -b^\top v - c^\top h - v^\top W h` with ``W`` of shape
+``(n_visible, n_hidden)``; scikit-learn's ``components_`` is ``W.T``.  A
+model of ±1 spins is ``RBM(W, Spin(b), Spin(c))`` (:mod:`rbm.layers`): its
+states are ±1, its conditional means are :math:`\tanh` of the inputs, and
+every check below works on it unchanged.  Other layers (Potts, Gaussian,
+ReLU) are refused with a ValueError naming the layer: their statistics are
+not the units themselves.  The exact functions enumerate states, so models
+are small: the checks refuse more than ``MAX_BITS`` units in a layer.
+
+**Conventions.**  The free energy is :math:`F(v) = -\log\sum_h e^{-E(v,h)}`
+with no additive constant, so :math:`\log Z = \log\sum_v e^{-F(v)}`
+exactly; an implementation whose energy carries a constant passes
+:func:`check_free_energy` with ``up_to_constant=True``, and its
+:math:`\log Z` is off by minus that constant.  The log-likelihood is per
+row, :math:`\log p(v) = -F(v) - \log Z` (a callable that returns one
+number is compared with the mean over the rows).  The pseudo-log-likelihood
+of a row is :math:`\sum_i \log p(v_i \mid v_{-i})`, the sum over units
+(``convention="sum"``), or its mean over units (``"mean"``).
+
+**Statistics.**  Frequencies of sampled states are compared with their
+exact probabilities by exact two-sided binomial tests; means of draws (of
+a gradient estimate, of a stochastic score) by two-sided t-tests on the
+draws.  Every check runs one test per entry and holds its family-wise
+false-alarm rate at ``alpha`` by Bonferroni's correction (exactly for the
+binomial tests, asymptotically for the t-tests).  Its power is reported as
+the smallest error in any single entry that it detects with probability
+``power`` (0.99 by default), and :func:`draws_needed` gives the number of
+draws for a stated power against a stated error.
+
+**Results.**  A check that holds prints a one-line verdict
+(:func:`rbm.checks.verdict`) and returns a :class:`CheckResult`.  A check
+that fails raises :class:`AssertionError` whose message names the worst
+entries, their error in standard errors, their exact values and, where the
+draws match a known mistake (the gradient's sign, CD-(k-1) in place of
+CD-k, a transposed ``W``, a missing bias...), that mistake: it runs inside
+pytest as it is.
+"""
+
+import contextlib
+import dataclasses
+import io
+import warnings
+
+import numpy as np
+from scipy.stats import binom, norm, t as student_t
+
+from rbm import exact, pseudolikelihood, transition
+from rbm._kernels import row_statistics
+from rbm._validation import check_positive_float, check_positive_int, check_rng
+from rbm.checks import verdict
+from rbm.model import RBM, Gradient
+
+__all__ = ["MAX_BITS", "CheckResult", "CheckFailed", "as_model", "failure_rate", "draws_needed", "check_conditionals",
+           "check_sampler", "check_gibbs_step", "check_free_energy", "check_log_partition",
+           "check_log_likelihood", "check_pseudo_likelihood", "expected_pcd_gradient",
+           "check_gradient_estimator", "check_training_step"]
+
+# The checks enumerate a layer's states and hold one count per pair of visible states.
+MAX_BITS = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """What a check that held measured.
+
+    Attributes
+    ----------
+    name : str
+        What was checked.
+    largest_z : float
+        The largest error over the entries, in standard errors (0 for
+        deterministic checks).
+    critical : float
+        The critical value of each test (Bonferroni); ``nan`` for
+        deterministic checks.
+    n_tests : int
+        The number of entries tested.
+    n_draws : int
+        Draws per entry (0 for deterministic checks).
+    detectable : float
+        The smallest error in one entry that the check detects with the
+        stated power (the largest over entries); for deterministic checks the
+        tolerance.
+    """
+
+    name: str
+    largest_z: float
+    critical: float
+    n_tests: int
+    n_draws: int
+    detectable: float
+
+
+class CheckFailed(AssertionError):
+    """A check that failed: its message, and what it measured at the worst entry.
+
+    An :class:`AssertionError` (pytest reports it as a failed assertion) with
+    attributes for programs that act on the failure.
+
+    Attributes
+    ----------
+    entry : str
+        The worst entry (``"W[3, 1]"``, ``"T[(0, 1) -> (1, 1)]"``, ``"row 2"``).
+    found, expected : float
+        Its value in your implementation (the mean of the draws, or the
+        frequency) and its exact value.
+    z : float
+        The error in standard errors (``inf`` for deterministic checks).
+    sd : float
+        The standard deviation of one draw of that entry (``nan`` for
+        deterministic checks); with :func:`draws_needed` it gives the draws
+        that detect this error with a stated power.
+    n_draws, n_tests : int
+        Draws per entry (0 for deterministic checks) and entries tested.
+    slip : str or None
+        The known mistake the values match, if any.
+    """
+
+    def __init__(self, message, *, entry, found, expected, z=np.inf, sd=np.nan, n_draws=0,
+                 n_tests=1, slip=None, errors=None):
+        super().__init__(message)
+        self.entry, self.found, self.expected, self.z = entry, float(found), float(expected), z
+        self.sd, self.n_draws, self.n_tests, self.slip = sd, n_draws, n_tests, slip
+        self._errors = errors  # (effects, sds, sds under the null, alpha, t_test), per entry
+
+    def draws_needed(self, power=0.99):
+        """The fewest draws that catch this error with probability `power`, at the check's alpha.
+
+        The minimum over the entries of :func:`draws_needed` for each entry's
+        error and spread (measured by the failed check); 1 for a
+        deterministic check (one call).
+
+        Parameters
+        ----------
+        power : float, default 0.99
+
+        Returns
+        -------
+        int
+        """
+        if self._errors is None:
+            return 1
+        effects, sds, sds_null, alpha, t_test = self._errors
+        usable = (effects > 0) & (sds > 0) & (sds_null > 0)
+        if not usable.any():
+            return 2
+        return min(draws_needed(e, s, alpha=alpha, power=power, n_tests=self.n_tests,
+                                sd_null=s0, t_test=t_test)
+                   for e, s, s0 in zip(effects[usable], sds[usable], sds_null[usable]))
+
+
+# -- arguments --------------------------------------------------------------------------
+
+def as_model(model):
+    """The :class:`~rbm.model.RBM` of `model`: an RBM of {0,1} or ±1 layers, or ``(W, b, c)``.
+
+    Parameters
+    ----------
+    model : RBM or tuple of array_like
+        ``(W, b, c)`` with ``W`` of shape (n_visible, n_hidden).
+
+    Returns
+    -------
+    RBM
+        A copy: the checks never change the caller's arrays.
+
+    Raises
+    ------
+    TypeError
+        If `model` is neither.
+    ValueError
+        If a layer is not {0,1} or ±1, or has more than ``MAX_BITS`` units.
+
+    Examples
+    --------
+    >>> as_model((np.zeros((3, 2)), np.zeros(3), np.zeros(2)))
+    RBM(n_visible=3, n_hidden=2)
+    """
+    if isinstance(model, RBM):
+        model = model.copy()
+    elif isinstance(model, (tuple, list)) and len(model) == 3:
+        model = RBM(*model)
+    else:
+        raise TypeError(f"model must be an rbm.RBM or a tuple (W, b, c), got "
+                        f"{type(model).__name__}")
+    for side in ("visible", "hidden"):
+        layer = getattr(model, side)
+        if layer.bits is None:
+            raise ValueError(f"the checks need {{0,1}} or ±1 units; model.{side} is {layer!r}")
+        if layer.n_units > MAX_BITS:
+            raise ValueError(f"the checks enumerate states: model.{side} has {layer.n_units} "
+                             f"units, more than MAX_BITS = {MAX_BITS}")
+    return model
+
+
+def _alpha(alpha):
+    alpha = check_positive_float(alpha, "alpha")
+    if not alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    return alpha
+
+
+def _power(power):
+    power = check_positive_float(power, "power")
+    if not 0.5 <= power < 1:
+        raise ValueError(f"power must lie in [0.5, 1), got {power}")
+    return power
+
+
+def _callable(f, name):
+    if not callable(f):
+        raise TypeError(f"{name} must be callable, got {type(f).__name__}")
+    return f
+
+
+def _data(model, data):
+    data, _ = model.visible.check_states(data, "data", allow_1d=False)
+    return data
+
+
+@contextlib.contextmanager
+def _recorded(found):
+    """Run the implementation under test, keeping its warnings for the message (not raising)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    found.extend(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
+
+
+def _call(f, found, *args):
+    with _recorded(found):
+        out = f(*args)
+    return out
+
+
+def _array(x, what, shape=None):
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise AssertionError(f"{what} did not return numbers: {exc}") from None
+    if shape is not None and arr.shape != tuple(shape):
+        raise AssertionError(f"{what} returned shape {arr.shape}, expected {tuple(shape)}")
+    return arr
+
+
+def _state(x):
+    values = ", ".join(f"{v:g}" for v in np.ravel(x))
+    return f"({values})"
+
+
+def _warned(found):
+    return f" It warned: {'; '.join(found)}." if found else ""
+
+
+# -- power ------------------------------------------------------------------------------
+
+def failure_rate(check, seeds):
+    """How often a check fails over seeds: the number of seeds whose check raised AssertionError.
+
+    Runs ``check(seed)`` for each seed with its output suppressed: over
+    seeds of a correct implementation it measures the false-alarm rate,
+    over seeds of a buggy one the power.
+
+    Parameters
+    ----------
+    check : callable
+        ``check(seed)``, which raises :class:`AssertionError` when it fails.
+    seeds : iterable of int
+
+    Returns
+    -------
+    tuple of int
+        Failures and seeds.
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> failure_rate(lambda s: check_gibbs_step(impl.gibbs_step, (W, b, c), n_draws=200,
+    ...                                         alpha=0.05, rng=s), range(20))
+    (1, 20)
+    """
+    _callable(check, "check")
+    failed = total = 0
+    for seed in seeds:
+        total += 1
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                check(seed)
+        except AssertionError:
+            failed += 1
+    return failed, total
+
+
+def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_test=False):
+    r"""Draws for a two-sided test to detect an error `effect` in one of `n_tests` entries.
+
+    With Bonferroni's correction each test runs at level
+    :math:`\alpha / n_\text{tests}`; a mean of :math:`n` draws of standard
+    deviation :math:`\sigma` (:math:`\sigma_0` under the null hypothesis) is
+    off by `effect` :math:`= \delta` and is detected with probability about
+    `power` :math:`= 1 - \beta` when
+
+    .. math:: n \ge \Big(\frac{z_{1-\alpha/(2 n_\text{tests})}\,\sigma_0
+              + z_{1-\beta}\,\sigma}{\delta}\Big)^2 .
+
+    For a frequency, :math:`\sigma = \sqrt{p(1 - p)} \le 1/2` (the normal
+    approximation of the binomial test, which is good when :math:`np` and
+    :math:`n(1-p)` are not small).  With `t_test` the quantiles are those of
+    Student's t with :math:`n - 1` degrees of freedom, found by iteration
+    (the t-tests of :func:`check_gradient_estimator` need it at small
+    :math:`n`).
+
+    Parameters
+    ----------
+    effect : float
+        The error to detect, > 0.
+    sd : float
+        Standard deviation of one draw, > 0.
+    alpha : float
+        Family-wise significance, in (0, 1).
+    power : float, default 0.99
+        In [0.5, 1).
+    n_tests : int, default 1
+        Entries tested together.
+    sd_null : float, optional
+        Standard deviation of one draw under the null hypothesis; `sd` by default.
+    t_test : bool, default False
+
+    Returns
+    -------
+    int
+        At least 2.
+
+    Examples
+    --------
+    >>> draws_needed(0.05, 0.5, alpha=0.05)  # one frequency off by 0.05
+    1838
+    >>> draws_needed(0.05, 0.5, alpha=0.05, n_tests=100)  # one of 100 frequencies
+    3373
+    >>> draws_needed(1.0, 0.1, alpha=1e-3, n_tests=24), draws_needed(
+    ...     1.0, 0.1, alpha=1e-3, n_tests=24, t_test=True)
+    (2, 6)
+    """
+    effect = check_positive_float(effect, "effect")
+    sd = check_positive_float(sd, "sd")
+    sd_null = sd if sd_null is None else check_positive_float(sd_null, "sd_null")
+    level = _alpha(alpha) / (2 * check_positive_int(n_tests, "n_tests"))
+    power = _power(power)
+
+    def needed(crit, quantile):
+        return max(2, int(np.ceil(((crit * sd_null + quantile * sd) / effect) ** 2)))
+
+    n = needed(norm.isf(level), norm.ppf(power))
+    if not t_test:
+        return n
+
+    def enough(k):  # the t quantiles fall with k, so the draws needed at k do too
+        return needed(student_t.isf(level, k - 1), student_t.ppf(power, k - 1)) <= k
+
+    low, high = n - 1, n  # the smallest k >= n with enough(k): double, then bisect
+    while not enough(high):
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
+
+
+# -- deterministic checks ------------------------------------------------------------
+
+def _compare(found, exact_values, tol, rtol):
+    """Entries beyond ``tol + rtol * |exact|``, worst first; non-finite values always fail."""
+    gap = np.abs(found - exact_values)
+    gap = np.where(np.isfinite(found), gap, np.inf)
+    excess = gap - (tol + rtol * np.abs(exact_values))
+    order = np.argsort(-excess, axis=None)
+    return [np.unravel_index(i, found.shape) for i in order if excess.flat[i] > 0], gap
+
+
+def _matches(found, candidates, tol, rtol):
+    """The names of the candidate values that `found` equals within the tolerance."""
+    return [name for name, value in candidates
+            if value.shape == found.shape and not _compare(found, value, tol, rtol)[0]]
+
+
+def _bits_hypotheses(model):
+    """Models with one known slip each: (name, cause, model)."""
+    kind_v, kind_h = type(model.visible), type(model.hidden)
+    W, b, c = model.W, model.b, model.c
+    out = [("W negated", "the energy's coupling sign is reversed (+v'Wh)",
+            RBM(-W, kind_v(b), kind_h(c))),
+           ("no visible bias", "the visible bias b is left out", RBM(W, kind_v(0 * b),
+                                                                      kind_h(c))),
+           ("no hidden bias", "the hidden bias c is left out", RBM(W, kind_v(b), kind_h(0 * c))),
+           ("doubled visible bias", "the visible bias b is added twice",
+            RBM(W, kind_v(2 * b), kind_h(c))),
+           ("doubled hidden bias", "the hidden bias c is added twice",
+            RBM(W, kind_v(b), kind_h(2 * c)))]
+    if W.shape[0] == W.shape[1]:
+        out += [("W transposed", "W is used transposed (W of shape (n_hidden, n_visible), as "
+                 "scikit-learn's components_, read as (n_visible, n_hidden))",
+                 RBM(W.T, kind_v(b), kind_h(c))),
+                ("biases swapped", "b and c are swapped", RBM(W, kind_v(c), kind_h(b)))]
+    return out
+
+
+def _pass(name, result, label, text):
+    verdict(f"{name}: {text}", label)
+    return result
+
+
+def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1e-10,
+                       rtol=1e-10, name="conditionals", label=None):
+    r"""The conditional means :math:`\mathbb E[h \mid v]` and :math:`\mathbb E[v \mid h]` against exact values.
+
+    For {0,1} units they are :math:`p(h_j{=}1 \mid v) = \sigma(c_j + (v^\top W)_j)`
+    and :math:`p(v_i{=}1 \mid h) = \sigma(b_i + (W h)_i)`; for ±1 units
+    :math:`\tanh` of the same inputs.  Every state of the given layer is
+    passed at once, as the rows of one array.
+
+    Parameters
+    ----------
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    prob_h_given_v, prob_v_given_h : callable, optional
+        ``f(v) -> (n, n_hidden)`` and ``f(h) -> (n, n_visible)``; at least one.
+    tol, rtol : float, default 1e-10
+        An entry passes if it is within ``tol + rtol * |exact|`` (float32
+        code needs about 1e-6).
+    name : str
+    label : str, optional
+        For :func:`rbm.checks.verdict`.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst entry, its exact value and the slip its values match, if any.
+    TypeError, ValueError
+        For bad arguments.
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> _ = check_conditionals((W, b, c), prob_h_given_v=impl.prob_h_given_v,
+    ...                        prob_v_given_h=impl.prob_v_given_h)
+    verdict: conditionals: every entry within 1e-10 + 1e-10 |exact| (4 + 4 states)
+    >>> buggy = NumpyRBM(W, b, c, bug="transposed W")
+    >>> check_conditionals((W, b, c), prob_v_given_h=buggy.prob_v_given_h)
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: conditionals: E[v | h] at h = ... Your values match the model with W transposed...
+    """
+    model = as_model(model)
+    tol = check_positive_float(tol, "tol", allow_zero=True)
+    rtol = check_positive_float(rtol, "rtol", allow_zero=True)
+    if prob_h_given_v is None and prob_v_given_h is None:
+        raise ValueError("give prob_h_given_v, prob_v_given_h or both")
+    counts = []
+    for f, given, out in ((prob_h_given_v, "visible", "hidden"),
+                          (prob_v_given_h, "hidden", "visible")):
+        if f is None:
+            continue
+        _callable(f, "prob_h_given_v" if given == "visible" else "prob_v_given_h")
+        X = _all_states(getattr(model, given))
+        what = "E[h | v]" if given == "visible" else "E[v | h]"
+        mean = model.mean_h_given_v if given == "visible" else model.mean_v_given_h
+        found_warnings = []
+        values = _array(_call(f, found_warnings, X.copy()), f"your {what}",
+                        (len(X), getattr(model, out).n_units))
+        bad, _ = _compare(values, mean(X), tol, rtol)
+        if bad:
+            row, unit = bad[0]
+            slips = [(hyp, cause) for hyp, cause, alt in _bits_hypotheses(model)
+                     if _matches(values, [(hyp, (alt.mean_h_given_v if given == "visible"
+                                                 else alt.mean_v_given_h)(X))], tol, rtol)]
+            cause = (f" Your values match the model with {slips[0][0]}: a common cause is that "
+                     f"{slips[0][1]}." if slips else
+                     _rounding_cause(values, mean(X)) or
+                     " Common causes: W transposed, a bias left out or added twice, the sign "
+                     "of the coupling.")
+            symbol = "v" if given == "visible" else "h"
+            entry = f"{what} at {symbol} = {_state(X[row])}, unit {unit}"
+            raise CheckFailed(
+                f"{name}: {entry} is {values[row, unit]:.6g}; the exact value is "
+                f"{mean(X)[row, unit]:.6g} ({len(bad)} of {values.size} entries beyond "
+                f"{tol:g} + {rtol:g} |exact|)." + cause + _warned(found_warnings),
+                entry=entry, found=values[row, unit], expected=mean(X)[row, unit],
+                n_tests=values.size, slip=f"the model with {slips[0][0]}" if slips else None)
+        counts.append(str(len(X)))
+    return _pass(name, CheckResult(name, 0.0, np.nan, 0, 0, tol), label,
+                 f"every entry within {tol:g} + {rtol:g} |exact| ({' + '.join(counts)} states)")
+
+
+def _all_states(layer):
+    return layer.states(0, layer.n_states ** layer.n_units)
+
+
+# -- sampling checks ----------------------------------------------------------------
+
+def _binomial_tests(counts, n, p, alpha):
+    """Exact two-sided binomial tests (doubled tail) of `counts` of `n` against `p`, Bonferroni.
+
+    Returns the z-scores, the p-values, the Bonferroni level and the indices that fail.
+    """
+    lower = binom.cdf(counts, n, p)
+    upper = binom.sf(counts - 1, n, p)
+    p_value = np.minimum(1.0, 2 * np.minimum(lower, upper))
+    level = alpha / counts.size
+    sd = np.sqrt(n * p * (1 - p))
+    gap = counts - n * p
+    z = np.divide(gap, sd, out=np.where(np.abs(gap) > 1e-9, np.inf, 0.0), where=sd > 0)
+    return z, p_value, level, np.argwhere(p_value <= level)
+
+
+def _joint_probabilities(model, X, given):
+    r""":math:`p(y \mid x)` of every state of the other layer, one row per row of `X`."""
+    target = model.hidden if given == "visible" else model.visible
+    I = model.input_hidden(X) if given == "visible" else model.input_visible(X)
+    Y = _all_states(target)
+    log_p = I @ target.statistic(Y).T - target.energy(Y)[None, :] \
+        - target.log_normaliser(I)[:, None]
+    return np.exp(log_p), Y
+
+
+def _shared_uniform(mean, layer):
+    """The law of a sampler that compares every unit with one shared uniform number."""
+    low, high = layer.values
+    p_high = (mean - low) / (high - low)
+    Y = _all_states(layer)
+    out = np.zeros((len(mean), len(Y)))
+    for row, p in enumerate(p_high):
+        edges = np.concatenate([[0.0], np.sort(p), [1.0]])
+        for u_low, u_high in zip(edges[:-1], edges[1:]):
+            state = np.where(p > u_low, high, low)  # the units on for u in (u_low, u_high)
+            out[row, layer.index_of(state[None, :])[0]] += u_high - u_low
+    return out
+
+
+def _frequency_errors(freq, p, alpha):
+    """Per-entry errors and spreads (under the bug, under the null) of failed frequencies."""
+    return (np.abs(freq - p).ravel(), np.sqrt(freq * (1 - freq)).ravel(),
+            np.sqrt(p * (1 - p)).ravel(), alpha, False)
+
+
+def _sampler_diagnosis(model, X, given, counts, n, alpha):
+    """The first known slip whose law the counts pass, as a sentence."""
+    out_layer = model.hidden if given == "visible" else model.visible
+    candidates = []
+    for hyp, cause, alt in _bits_hypotheses(model):
+        candidates.append((f"the model with {hyp}", cause, _joint_probabilities(alt, X, given)[0]))
+    mean = model.mean_h_given_v(X) if given == "visible" else model.mean_v_given_h(X)
+    candidates.append(("one uniform number per row", "every unit of a row is compared with "
+                       "the same uniform number, so the units are not drawn independently",
+                       _shared_uniform(mean, out_layer)))
+    for what, cause, P in candidates:
+        if not len(_binomial_tests(counts, n, P, alpha)[3]):
+            return f" Your draws match {what}: a common cause is that {cause}.", what
+    return (" Common causes: a bias left out or doubled, W transposed, one random number "
+            "shared by several units, a draw from the wrong layer's state."), None
+
+
+def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, power=0.99,
+                  alpha=1e-3, rng, name="sampler", label=None):
+    r"""A sampler's draws against the exact conditional :math:`p(h \mid v)` (or :math:`p(v \mid h)`).
+
+    Every state ``x`` of the given layer is repeated `n_draws` times and
+    passed at once; for each ``x`` the frequency of every state of the
+    other layer is compared with its exact probability (exact binomial
+    tests, Bonferroni over all pairs).  Testing whole states, not units
+    one by one, also catches units drawn together instead of independently.
+
+    Parameters
+    ----------
+    sample : callable
+        ``sample(x, rng) -> y``, rows of states of the other layer.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    given : {"visible", "hidden"}
+        The layer conditioned on: ``"visible"`` tests a sampler of
+        :math:`p(h \mid v)`.
+    n_draws : int, optional
+        Draws per state; by default :func:`draws_needed` for an error of
+        `effect` in one probability with the stated `power`.
+    effect : float, default 0.05
+    power : float, default 0.99
+    alpha : float, default 1e-3
+        Family-wise significance.
+    rng : numpy.random.Generator or int
+        Passed to `sample`.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst pair, its count, its exact probability, and the slip it matches.
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> _ = check_sampler(impl.sample_h_given_v, (W, b, c), rng=0)
+    verdict: sampler: 16 probabilities of h | v, 4007 draws per v: largest |z| ...
+    """
+    model = as_model(model)
+    _callable(sample, "sample")
+    if given not in ("visible", "hidden"):
+        raise ValueError(f"given must be 'visible' or 'hidden', got {given!r}")
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    X = _all_states(getattr(model, given))
+    P, Y = _joint_probabilities(model, X, given)
+    n_tests = P.size
+    if n_draws is None:
+        n_draws = draws_needed(effect, 0.5, alpha=alpha, power=power, n_tests=n_tests)
+    n_draws = check_positive_int(n_draws, "n_draws")
+    out_layer = model.hidden if given == "visible" else model.visible
+    found_warnings = []
+    draws = _array(_call(sample, found_warnings, np.repeat(X, n_draws, axis=0), rng),
+                   "your sampler", (len(X) * n_draws, out_layer.n_units))
+    if not np.isin(draws, out_layer.values).all():
+        raise AssertionError(f"{name}: your sampler returned values other than "
+                             f"{out_layer.values.tolist()}")
+    index = out_layer.index_of(draws).reshape(len(X), n_draws)
+    counts = np.stack([np.bincount(row, minlength=len(Y)) for row in index])
+    z, _, level, bad = _binomial_tests(counts, n_draws, P, alpha)
+    x_sym, y_sym = ("v", "h") if given == "visible" else ("h", "v")
+    if len(bad):
+        worst = max(map(tuple, bad), key=lambda ij: abs(z[ij]))
+        i, j = worst
+        cause, slip = _sampler_diagnosis(model, X, given, counts, n_draws, alpha)
+        entry = f"p({y_sym} = {_state(Y[j])} | {x_sym} = {_state(X[i])})"
+        f = counts[i, j] / n_draws
+        raise CheckFailed(
+            f"{name}: {entry} of your sampler is {f:.4g} ({counts[i, j]} of {n_draws} draws), "
+            f"off by {abs(z[i, j]):.3g} standard errors; the exact probability is "
+            f"{P[i, j]:.4g} ({len(bad)} of {n_tests} probabilities fail at alpha = "
+            f"{alpha:g}, Bonferroni)." + cause + _warned(found_warnings),
+            entry=entry, found=f, expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
+            n_draws=n_draws, n_tests=n_tests, slip=slip,
+            errors=_frequency_errors(counts / n_draws, P, alpha))
+    z_crit = norm.isf(level / 2)
+    detectable = (z_crit + norm.ppf(power)) * 0.5 / np.sqrt(n_draws)
+    largest = float(np.max(np.abs(z)))
+    return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
+                 f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}: "
+                 f"largest |z| {largest:.2f}, exact binomial tests at alpha = {alpha:g} "
+                 f"(Bonferroni); an error of {detectable:.3f} in one probability is caught "
+                 f"with power {power:g}")
+
+
+def _transition_hypotheses(model, T, k):
+    """(what, cause, law) for the Gibbs step's known slips."""
+    V = _all_states(model.visible)
+    A, H = _joint_probabilities(model, V, "visible")
+    B = _joint_probabilities(model, H, "hidden")[0]
+    out = []
+    if k >= 2:
+        # h_t drawn from v_{t-1}: v_{t+1} ~ T(v_{t-1}), so k steps move (k + 1) // 2
+        half = (k + 1) // 2
+        out.append((f"{half} Gibbs step{'s' * (half > 1)}", "h_t is drawn from v_{t-1} "
+                    "instead of v_t (a chain of k steps then moves (k + 1) // 2)"
+                    + (", or the loop runs one step short" if half == k - 1 else ""),
+                    np.linalg.matrix_power(T, half)))
+        if half != k - 1:
+            out.append((f"{k - 1} Gibbs steps", "the loop runs one step short",
+                        np.linalg.matrix_power(T, k - 1)))
+    out.append((f"{k + 1} Gibbs steps", "the loop runs one step too many",
+                np.linalg.matrix_power(T, k + 1)))
+    for hyp, cause, alt in _bits_hypotheses(model):
+        A_alt = _joint_probabilities(alt, V, "visible")[0]
+        B_alt = _joint_probabilities(alt, H, "hidden")[0]
+        for what, law in ((f"the model with {hyp}", A_alt @ B_alt),
+                          (f"p(h | v) of the model with {hyp}", A_alt @ B),
+                          (f"p(v | h) of the model with {hyp}", A @ B_alt)):
+            out.append((what, cause, np.linalg.matrix_power(law, k)))
+    return out
+
+
+def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99, alpha=1e-3,
+                     rng, name="Gibbs step", label=None):
+    r"""A Gibbs step's empirical transition against the exact matrix :math:`T^k`.
+
+    :math:`T(v, v') = \sum_h p(h \mid v)\,p(v' \mid h)`
+    (:func:`rbm.transition.gibbs_transition_matrix`).  Every visible state is
+    repeated `n_draws` times and passed at once; every entry of the
+    empirical :math:`2^{n_v} \times 2^{n_v}` matrix is compared with
+    :math:`T^k` by an exact binomial test (Bonferroni over the entries).
+
+    Parameters
+    ----------
+    step : callable
+        ``step(v, rng) -> v'``, rows of visible states after `k` steps.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    k : int, default 1
+        Steps that one call of `step` makes (a chain of ``k >= 2`` steps
+        shows slips in the order of sampling that one step cannot).
+    n_draws : int, optional
+        Draws per starting state; by default :func:`draws_needed` for an
+        error of `effect` in one entry with the stated `power`.
+    effect : float, default 0.05
+    power : float, default 0.99
+    alpha : float, default 1e-3
+    rng : numpy.random.Generator or int
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst entry, its frequency and exact value, and the slip it matches.
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> _ = check_gibbs_step(impl.gibbs_step, (W, b, c), n_draws=2000, rng=0)
+    verdict: Gibbs step: 16 entries of T, 2000 draws per state: largest |z| ...
+    >>> two = NumpyRBM(W, b, c, bug="h from previous v")
+    >>> check_gibbs_step(lambda v, rng: two.gibbs_chain(v, 2, rng)[0], (W, b, c), k=2,
+    ...                  n_draws=2000, rng=0)
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: Gibbs step: T^2[...] ... Your draws match 1 Gibbs step: ...
+    """
+    model = as_model(model)
+    _callable(step, "step")
+    k = check_positive_int(k, "k")
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    V = _all_states(model.visible)
+    T = transition.gibbs_transition_matrix(model)
+    Tk = np.linalg.matrix_power(T, k)
+    n_tests = Tk.size
+    if n_draws is None:
+        n_draws = draws_needed(effect, 0.5, alpha=alpha, power=power, n_tests=n_tests)
+    n_draws = check_positive_int(n_draws, "n_draws")
+    found_warnings = []
+    draws = _array(_call(step, found_warnings, np.repeat(V, n_draws, axis=0), rng),
+                   "your step", (len(V) * n_draws, model.n_visible))
+    if not np.isin(draws, model.visible.values).all():
+        raise AssertionError(f"{name}: your step returned values other than "
+                             f"{model.visible.values.tolist()}")
+    index = model.visible.index_of(draws).reshape(len(V), n_draws)
+    counts = np.stack([np.bincount(row, minlength=len(V)) for row in index])
+    z, _, level, bad = _binomial_tests(counts, n_draws, Tk, alpha)
+    power_name = "T" if k == 1 else f"T^{k}"
+    if len(bad):
+        i, j = max(map(tuple, bad), key=lambda ij: abs(z[ij]))
+        cause, slip = next(((f" Your draws match {what}: a common cause is that {why}.", what)
+                            for what, why, law in _transition_hypotheses(model, T, k)
+                            if not len(_binomial_tests(counts, n_draws, law, alpha)[3])),
+                           (" Common causes: the order of sampling, W transposed, a bias left "
+                            "out or doubled, units drawn together.", None))
+        entry = f"{power_name}[{_state(V[i])} -> {_state(V[j])}]"
+        f = counts[i, j] / n_draws
+        raise CheckFailed(
+            f"{name}: {entry} of your step is {f:.4g} ({counts[i, j]} of {n_draws} draws), off "
+            f"by {abs(z[i, j]):.3g} standard errors; the exact value is {Tk[i, j]:.4g} "
+            f"({len(bad)} of {n_tests} entries fail at alpha = {alpha:g}, Bonferroni)."
+            + cause + _warned(found_warnings),
+            entry=entry, found=f, expected=Tk[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
+            n_draws=n_draws, n_tests=n_tests, slip=slip,
+            errors=_frequency_errors(counts / n_draws, Tk, alpha))
+    z_crit = norm.isf(level / 2)
+    detectable = (z_crit + norm.ppf(power)) * 0.5 / np.sqrt(n_draws)
+    largest = float(np.max(np.abs(z)))
+    return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
+                 f"{n_tests} entries of {power_name}, {n_draws} draws per state: largest |z| "
+                 f"{largest:.2f}, exact binomial tests at alpha = {alpha:g} (Bonferroni); an "
+                 f"error of {detectable:.3f} in one entry is caught with power {power:g}")
+
+
+# -- free energy, log Z, likelihoods ---------------------------------------------------
+
+def _rounding_cause(values, exact_values):
+    """A sentence if `values` are within float32 rounding of the exact values, else ''."""
+    rel = np.max(np.abs(values - exact_values) / (1 + np.abs(exact_values)))
+    if np.isfinite(rel) and rel < 1e-5:
+        return (f" The relative error is at most {rel:.1g}: the rounding of float32 arithmetic "
+                f"(raise rtol or tol to about 1e-6 if float32 is meant).")
+    return ""
+
+
+def _overflow_cause(values):
+    if np.isfinite(values).all():
+        return ""
+    return (" Your values are not finite: a common cause is softplus written as "
+            "log(1 + exp(x)), which overflows for x > 88.7 in float32 (709.8 in float64); "
+            "np.logaddexp(0, x) does not.")
+
+
+def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
+                      name="free energy", label=None):
+    r"""A free energy :math:`F(v) = -\log \sum_h e^{-E(v, h)}` at every visible state.
+
+    Parameters
+    ----------
+    free_energy : callable
+        ``free_energy(v) -> (n,)`` for rows of visible states.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+        Choose weights large enough to reach the range where your code
+        could overflow (inputs :math:`c_j + (v^\top W)_j` beyond 88.7 in float32).
+    up_to_constant : bool, default False
+        Accept :math:`F + \text{const}` (an energy with an additive
+        constant); the constant is reported.
+    tol, rtol : float
+        An entry passes within ``tol + rtol * |exact|``.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst state, and a cause: a constant offset, the sign,
+        an overflowing softplus.
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = 100 * np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> _ = check_free_energy(NumpyRBM(W, b, c).free_energy, (W, b, c))
+    verdict: free energy: every visible state (4) within 1e-09 + 1e-12 |exact|
+    >>> check_free_energy(NumpyRBM(W, b, c, bug="softplus overflow").free_energy, (W, b, c))
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: free energy: F(...) is -inf; the exact value is ... overflows ...
+    """
+    model = as_model(model)
+    _callable(free_energy, "free_energy")
+    tol = check_positive_float(tol, "tol", allow_zero=True)
+    rtol = check_positive_float(rtol, "rtol", allow_zero=True)
+    V = _all_states(model.visible)
+    F = model.free_energy(V)
+    found_warnings = []
+    values = _array(_call(free_energy, found_warnings, V.copy()), "your free energy", (len(V),))
+    offset = 0.0
+    if up_to_constant and np.isfinite(values).all():
+        offset = float(np.mean(values - F))
+    bad, _ = _compare(values - offset, F, tol, rtol)
+    if bad:
+        (i,) = bad[0]
+        cause, slip = _overflow_cause(values), None
+        if cause:
+            slip = "non-finite values"
+        else:
+            shift = values - F
+            if np.ptp(shift) <= tol + rtol * np.abs(F).max():
+                cause = (f" Your values are F + {shift.mean():.6g} at every state: an additive "
+                         f"constant in your energy (pass up_to_constant=True if it is meant).")
+                slip = "F plus a constant"
+            elif _matches(values, [("-F", -F)], tol, rtol):
+                cause = (" Your values are -F(v): the sign is reversed (log sum_h e^{-E} is "
+                         "-F).")
+                slip = "-F"
+            else:
+                cause = _rounding_cause(values, F)
+        raise CheckFailed(
+            f"{name}: F{_state(V[i])} is {values[i]:.10g}; the exact value is {F[i]:.10g} "
+            f"({len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|)." + cause
+            + _warned(found_warnings),
+            entry=f"F{_state(V[i])}", found=values[i], expected=F[i], n_tests=len(V), slip=slip)
+    text = f"every visible state ({len(V)}) within {tol:g} + {rtol:g} |exact|"
+    if up_to_constant:
+        text += f", up to the constant {offset:.6g}"
+    return _pass(name, CheckResult(name, 0.0, np.nan, len(V), 0, tol), label, text)
+
+
+def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=None):
+    r""":math:`\log Z = \log \sum_{v, h} e^{-E(v, h)}` against its exact value (no additive constant).
+
+    Parameters
+    ----------
+    log_partition : callable
+        ``log_partition() -> float``.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    tol : float, default 1e-9
+        Absolute tolerance.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        With the exact value and the difference, named when it is a known
+        convention (a multiple of log 2, the sign).
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> _ = check_log_partition(NumpyRBM(W, b, c).log_partition, (W, b, c))
+    verdict: log Z: 3.09561 within 1e-09 of the exact value
+    """
+    model = as_model(model)
+    _callable(log_partition, "log_partition")
+    tol = check_positive_float(tol, "tol", allow_zero=True)
+    log_z = exact.log_partition(model)
+    found_warnings = []
+    value = float(_array(_call(log_partition, found_warnings), "your log Z", ()))
+    gap = value - log_z
+    if not abs(gap) <= tol:
+        cause = _overflow_cause(np.array([value]))
+        slip = "non-finite values" if cause else None
+        ratio = gap / np.log(2) if np.isfinite(gap) else 0.5
+        if not cause and abs(ratio - round(ratio)) < 1e-9 and round(ratio):
+            cause = (f" The difference is {round(ratio)} log 2: a constant in the energy, or a "
+                     "layer summed over a different set of states (±1 against {0,1}).")
+            slip = f"{round(ratio)} log 2 off"
+        elif not cause and abs(value + log_z) <= tol:
+            cause, slip = " Your value is -log Z: the sign is reversed.", "-log Z"
+        elif not cause:
+            cause = _rounding_cause(np.array(value), np.array(log_z))
+        raise CheckFailed(f"{name}: your value is {value:.10g}; the exact value is "
+                          f"{log_z:.10g} (off by {gap:.3g} > {tol:g})." + cause
+                          + _warned(found_warnings),
+                          entry="log Z", found=value, expected=log_z, slip=slip)
+    return _pass(name, CheckResult(name, 0.0, np.nan, 1, 0, tol), label,
+                 f"{log_z:.6g} within {tol:g} of the exact value")
+
+
+def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-likelihood",
+                         label=None):
+    r""":math:`\log p(v) = -F(v) - \log Z` of the rows of `data` (per row, or their mean).
+
+    Parameters
+    ----------
+    log_likelihood : callable
+        ``log_likelihood(data) -> (n,)`` (per row) or ``-> float`` (the mean).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    data : array_like of shape (n_samples, n_visible)
+    tol : float, default 1e-9
+        Absolute tolerance.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        With the exact value, and the convention it matches if any (the sum
+        over rows, :math:`-F` without :math:`\log Z`, base 2).
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> _ = check_log_likelihood(NumpyRBM(W, b, c).log_likelihood, (W, b, c), data)
+    verdict: log-likelihood: the mean over 2 rows within 1e-09 of the exact value
+    """
+    model = as_model(model)
+    _callable(log_likelihood, "log_likelihood")
+    tol = check_positive_float(tol, "tol", allow_zero=True)
+    data = _data(model, data)
+    log_p = exact.log_prob(model, data)
+    found_warnings = []
+    values = _array(_call(log_likelihood, found_warnings, data.copy()), "your log-likelihood")
+    if values.shape not in ((), (len(data),)):
+        raise AssertionError(f"{name}: your log-likelihood returned shape {values.shape}; "
+                             f"expected () or ({len(data)},)")
+    per_row = values.ndim == 1
+    target = log_p if per_row else np.array(log_p.mean())
+    bad, _ = _compare(values, target, tol, 0.0)
+    if bad:
+        log_z = exact.log_partition(model)
+        alternatives = [("the sum over rows", log_p.sum()), ("-F(v), without log Z",
+                                                              log_p + log_z),
+                        ("log base 2", log_p / np.log(2))]
+        if per_row:
+            alternatives = alternatives[1:]
+        else:
+            alternatives = [(what, np.mean(x)) if what != "the sum over rows" else (what, x)
+                            for what, x in alternatives]
+        slips = _matches(values, [(what, np.asarray(x, dtype=float))
+                                  for what, x in alternatives], tol, 0.0)
+        cause = (f" Your values are {slips[0]}." if slips else
+                 _overflow_cause(values) or _rounding_cause(values, target))
+        where = f" of row {bad[0][0]}" if per_row else " (the mean over rows)"
+        raise CheckFailed(
+            f"{name}: your value{where} is {values[bad[0]]:.10g}; the exact value is "
+            f"{target[bad[0]]:.10g}." + cause + _warned(found_warnings),
+            entry=f"row {bad[0][0]}" if per_row else "mean over rows", found=values[bad[0]],
+            expected=target[bad[0]], n_tests=values.size, slip=slips[0] if slips else None)
+    what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
+    return _pass(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
+                 f"{what} within {tol:g} of the exact value")
+
+
+_CONVENTIONS = ("sum", "mean")
+
+
+def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum", tol=1e-9,
+                            n_draws=None, alpha=1e-3, rng=None, name="pseudo-likelihood",
+                            label=None):
+    r"""The pseudo-log-likelihood of each row, exact or estimated, against its exact value.
+
+    :math:`\operatorname{PL}(v) = \sum_i \log p(v_i \mid v_{-i})` with
+    ``convention="sum"``, or :math:`\operatorname{PL}(v) / n_\text{visible}`
+    with ``"mean"`` (:func:`rbm.pseudolikelihood.log_conditionals`).
+
+    A deterministic implementation is compared within `tol`.  A stochastic
+    one (`n_draws` given, e.g. scikit-learn's one-bit estimate) is called
+    `n_draws` times; the mean of its draws for each row is compared with the
+    exact value by t-tests, Bonferroni over the rows.
+
+    Parameters
+    ----------
+    pseudo_likelihood : callable
+        ``f(data) -> (n,)`` (or ``-> float``, the mean over rows); with
+        `n_draws`, ``f(data, rng) -> (n,)``.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    data : array_like of shape (n_samples, n_visible)
+    convention : {"sum", "mean"}
+    tol : float, default 1e-9
+    n_draws : int, optional
+        For a stochastic estimate: draws, at least 2.
+    alpha : float, default 1e-3
+    rng : numpy.random.Generator or int, optional
+        Needed with `n_draws`.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst row and the convention the values match, if another.
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> _ = check_pseudo_likelihood(NumpyRBM(W, b, c).pseudo_log_likelihood, (W, b, c), data)
+    verdict: pseudo-likelihood: 2 rows (sum over units) within 1e-09 of the exact value
+    >>> bug = NumpyRBM(W, b, c, bug="PL times n_visible")
+    >>> check_pseudo_likelihood(bug.pseudo_log_likelihood, (W, b, c), data)
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: ... Your values are n_visible times the sum over units.
+    """
+    model = as_model(model)
+    _callable(pseudo_likelihood, "pseudo_likelihood")
+    if convention not in _CONVENTIONS:
+        raise ValueError(f"convention must be 'sum' or 'mean', got {convention!r}")
+    tol = check_positive_float(tol, "tol", allow_zero=True)
+    data = _data(model, data)
+    pl_sum = pseudolikelihood.log_conditionals(model, data).sum(axis=1)
+    n_vis = model.n_visible
+    scales = {"sum": 1.0, "mean": 1.0 / n_vis}
+    target = pl_sum * scales[convention]
+    alternatives = [("the sum over units", "the convention is the sum over units (pass "
+                     "convention='sum')", pl_sum),
+                    ("the mean over units", "the convention is the mean over units (pass "
+                     "convention='mean')", pl_sum / n_vis),
+                    ("n_visible times the sum over units", "the sum over units is multiplied "
+                     "by n_visible again (the factor of a one-bit estimate applied to the "
+                     "exact sum)", n_vis * pl_sum)]
+    alternatives = [alt for alt in alternatives if not np.allclose(alt[2], target)]
+    conv = "sum over units" if convention == "sum" else "mean over units"
+    found_warnings = []
+    if n_draws is None:
+        values = _array(_call(pseudo_likelihood, found_warnings, data.copy()),
+                        "your pseudo-likelihood")
+        per_row = values.ndim == 1
+        if values.shape not in ((), (len(data),)):
+            raise AssertionError(f"{name}: your function returned shape {values.shape}; "
+                                 f"expected () or ({len(data)},)")
+        goal = target if per_row else np.array(target.mean())
+        bad, _ = _compare(values, goal, tol, 0.0)
+        if bad:
+            alts = [(what, x if per_row else np.array(x.mean())) for what, _, x in alternatives]
+            slips = _matches(values, alts, tol, 0.0)
+            cause = (f" Your values are {slips[0]}." if slips else
+                     _overflow_cause(values) or _rounding_cause(values, goal))
+            where = f"row {bad[0][0]}" if per_row else "the mean over rows"
+            raise CheckFailed(
+                f"{name}: your value for {where} is {values[bad[0]]:.10g}; the exact value "
+                f"({conv}) is {goal[bad[0]]:.10g}." + cause + _warned(found_warnings),
+                entry=where, found=values[bad[0]], expected=goal[bad[0]], n_tests=values.size,
+                slip=slips[0] if slips else None)
+        what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
+        return _pass(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
+                     f"{what} ({conv}) within {tol:g} of the exact value")
+    n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
+    alpha = _alpha(alpha)
+    if rng is None:
+        raise TypeError("rng is needed with n_draws: a numpy.random.Generator or an int seed")
+    rng = check_rng(rng)
+    with _recorded(found_warnings):
+        draws = np.stack([_array(pseudo_likelihood(data.copy(), rng), "your pseudo-likelihood",
+                                 (len(data),)) for _ in range(n_draws)])
+    entries = [f"row {i}" for i in range(len(data))]
+    return _mean_check(draws, target, alpha, 0.99, name, label, entries, lambda: alternatives,
+                       what=f"the mean of {n_draws} draws per row ({conv})",
+                       found_warnings=found_warnings)
+
+
+# -- means of draws: gradient estimates and training steps ------------------------------
+
+def _t_scores(draws, target):
+    """t statistics of the mean of `draws` (n, m) against `target` (m,); constant columns exact."""
+    n = draws.shape[0]
+    mean = draws.mean(axis=0)
+    se = draws.std(axis=0, ddof=1) / np.sqrt(n)
+    gap = mean - target
+    exact_equal = np.abs(gap) <= 1e-9 * (1 + np.abs(target))
+    z = np.divide(gap, se, out=np.where(exact_equal, 0.0, np.inf), where=se > 0)
+    return z, mean, se
+
+
+def _mean_check(draws, target, alpha, power, name, label, entries, alternatives, what,
+                found_warnings=()):
+    """Per-entry t-tests of the draws' mean against `target`, Bonferroni; diagnose on failure.
+
+    `alternatives` is called on failure only: it returns (what, cause, values) of known slips.
+    """
+    n, m = draws.shape
+    if not np.isfinite(draws).all():
+        bad = int(np.flatnonzero(~np.isfinite(draws).all(axis=0))[0])
+        raise CheckFailed(f"{name}: your draws of {entries[bad]} hold NaN or infinity."
+                          + _overflow_cause(draws) + _warned(found_warnings), entry=entries[bad],
+                          found=np.nan, expected=target[bad], n_draws=n, n_tests=m,
+                          slip="non-finite values")
+    z, mean, se = _t_scores(draws, target)
+    crit = float(student_t.isf(alpha / (2 * m), n - 1))
+    bad = np.flatnonzero(np.abs(z) > crit)
+    if len(bad):
+        worst = bad[np.argsort(-np.abs(z[bad]))][:3]
+        lines = [f"{entries[i]} is off by {abs(z[i]):.3g} standard errors (mean {mean[i]:.5g} "
+                 f"over {n} draws, standard error {se[i]:.2g}; the exact value is "
+                 f"{target[i]:.5g})" for i in worst]
+        cause, slip = next(((f" Your draws match {alt}: a common cause is that {why}.", alt)
+                            for alt, why, values in alternatives()
+                            if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)), ("", None))
+        i = worst[0]
+        raise CheckFailed(
+            f"{name}: " + "; ".join(lines) + f". {len(bad)} of {m} entries fail at alpha = "
+            f"{alpha:g} (Bonferroni, |t| > {crit:.3g})." + cause + _warned(found_warnings),
+            entry=entries[i], found=mean[i], expected=target[i], z=abs(z[i]),
+            sd=se[i] * np.sqrt(n), n_draws=n, n_tests=m, slip=slip,
+            errors=(np.abs(mean - target), se * np.sqrt(n), se * np.sqrt(n), alpha, True))
+    detectable = float(np.max((crit + norm.ppf(power)) * se))
+    largest = float(np.max(np.abs(z)))
+    return _pass(name, CheckResult(name, largest, crit, m, n, detectable), label,
+                 f"{what}: largest |t| {largest:.2f} <= {crit:.2f} (alpha = {alpha:g}, "
+                 f"Bonferroni over {m} entries); an error of {detectable:.2g} in one entry "
+                 f"is caught with power {power:g}")
+
+
+def _entry_names(grad):
+    return [f"{field}[{', '.join(map(str, idx))}]" if idx else field
+            for field, value in grad.fields.items() for idx in np.ndindex(value.shape)]
+
+
+def _flat(x, like, what):
+    """The fields of `x` (a tuple in the order of `like`'s fields, a dict or a Gradient), flat."""
+    if isinstance(x, Gradient):
+        fields = x.fields
+    elif isinstance(x, dict):
+        fields = x
+    elif isinstance(x, (tuple, list)) and len(x) == len(like.fields):
+        fields = dict(zip(like.fields, x))
+    else:
+        raise AssertionError(f"{what} must return a tuple {tuple(like.fields)}, a dict or a "
+                             f"Gradient, got {type(x).__name__}")
+    out = []
+    for key, value in like.fields.items():
+        if key not in fields:
+            raise AssertionError(f"{what} returned no {key}")
+        out.append(_array(fields[key], f"{what}'s {key}", value.shape).ravel())
+    return np.concatenate(out)
+
+
+def _target(model, data, target):
+    """The expected gradient, and a phrase naming it."""
+    if isinstance(target, str) and target == "exact":
+        return exact.gradient(model, data), "the exact gradient"
+    if isinstance(target, Gradient):
+        return target, "the expected value"
+    if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
+        k = check_positive_int(int(target), "target")
+        return transition.cd_expected_gradient(model, data, k), f"E[CD-{k}]"
+    raise TypeError(f"target must be a number of CD steps k, 'exact' or a Gradient, got "
+                    f"{target!r}")
+
+
+def _gradient_alternatives(model, data, expected, scale=1.0):
+    """(what, cause, flat values) of known slips, for an expected gradient times `scale`."""
+    n = len(data)
+    exact_grad = exact.gradient(model, data)
+    out = [("minus the expected value", "the sign is reversed (model term minus data term, "
+            "or an update subtracted)", -scale * expected.flat()),
+           (f"{n} times the expected value", "the statistics are summed over the rows, not "
+            "averaged", n * scale * expected.flat()),
+           ("the exact gradient", "the negative phase samples the model (exact samples, or "
+            "chains run to equilibrium), not CD-k", scale * exact_grad.flat())]
+    cd = transition.cd_expected_gradient(model, data, [1, 2, 3])
+    out += [(f"E[CD-{j}]", f"the chains start at the data and move {j} step{'s' * (j > 1)}: "
+             "persistent chains re-initialised, a loop off by one, or h_t drawn from "
+             "v_{t-1} (a chain of k steps then moves (k + 1) // 2)", scale * g.flat())
+            for j, g in zip([1, 2, 3], cd)]
+    if model.is_binary:
+        paired = transition.cd1_variant_expected_gradient(model, data, negative_hidden="data")
+        out.append(("E[CD-1 with v_1 paired with h_0]", "the negative statistic uses h_0, the "
+                    "hidden sample of the data step, instead of p(h = 1 | v_1)",
+                    scale * paired.flat()))
+    return out
+
+
+def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, alpha=1e-3,
+                             power=0.99, rng, name="gradient estimate", label=None):
+    r"""The mean of a gradient estimator's draws against its exact expectation, entry by entry.
+
+    `estimate` is called `n_draws` times; each entry of the mean of its
+    draws (``W``, ``b``, ``c``) is compared with the exact expected value by
+    a two-sided t-test, Bonferroni over the entries.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(data, rng) -> (dW, db, dc)`` in the ascent direction (data
+        term minus model term), averaged over the rows of `data` (a
+        :class:`~rbm.model.Gradient` or a dict of the fields also do).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    data : array_like of shape (n_samples, n_visible)
+    target : int, "exact" or Gradient, default 1
+        ``k``: the exact expectation of CD-k,
+        :func:`rbm.transition.cd_expected_gradient`; ``"exact"``: the
+        gradient of the mean log-likelihood (for an unbiased estimator); a
+        Gradient: that value (e.g. :func:`expected_pcd_gradient`).
+    n_draws : int, default 1000
+        At least 2.
+    alpha : float, default 1e-3
+        Family-wise significance.
+    power : float, default 0.99
+        For the smallest error reported as detectable.
+    rng : numpy.random.Generator or int
+        Passed to `estimate` at every call.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming up to three entries, their error in standard errors, their
+        exact values, and the known slip the draws match, if one does (the
+        sign, a sum over rows, CD-j for another j, the exact gradient,
+        ``v_1`` paired with ``h_0``).
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    >>> impl = NumpyRBM(W, b, c)
+    >>> _ = check_gradient_estimator(lambda d, rng: impl.cd_gradient(d, 1, rng), (W, b, c),
+    ...                              data, rng=0)
+    verdict: gradient estimate: the mean of 1000 draws against E[CD-1]: largest |t| ...
+    >>> wrong = NumpyRBM(W, b, c, bug="gradient sign")
+    >>> check_gradient_estimator(lambda d, rng: wrong.cd_gradient(d, 1, rng), (W, b, c),
+    ...                          data, rng=0)
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: gradient estimate: ... is off by ... standard errors ... the sign is reversed ...
+    """
+    model = as_model(model)
+    _callable(estimate, "estimate")
+    data = _data(model, data)
+    n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    expected, phrase = _target(model, data, target)
+    found_warnings = []
+    with _recorded(found_warnings):
+        draws = np.stack([_flat(estimate(data.copy(), rng), expected, "your estimator")
+                          for _ in range(n_draws)])
+    def alternatives():
+        return _gradient_alternatives(model, data, expected)
+    return _mean_check(draws, expected.flat(), alpha, power, name, label,
+                       _entry_names(expected), alternatives,
+                       what=f"the mean of {n_draws} draws against {phrase}",
+                       found_warnings=found_warnings)
+
+
+def expected_pcd_gradient(model, data, chains, *, k=1, chain_layer="visible"):
+    r"""The exact expectation of a persistent-CD estimate, given the chains' current states.
+
+    From each chain state the chain runs `k` Gibbs steps; the negative
+    statistics are those of the visible states reached, with
+    :math:`\mathbb E[h \mid v]` for the hidden units (the expectation is the
+    same with sampled ``h``):
+
+    .. math::
+        \mathbb E[\Delta W] = \langle v\,\mathbb E[h \mid v]^\top\rangle_\text{data}
+        - \sum_{v'} r(v')\, v'\,\mathbb E[h \mid v']^\top,
+        \qquad r = \frac{1}{C}\sum_{c=1}^{C} \delta_{x_c} T^k,
+
+    with ``T`` the Gibbs transition.  When the chains hold hidden states
+    (scikit-learn keeps ``h_samples_``), the first step starts at
+    :math:`p(v \mid h_c)`: :math:`r = \frac1C \sum_c p(\cdot \mid h_c)\, T^{k-1}`.
+
+    Parameters
+    ----------
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    data : array_like of shape (n_samples, n_visible)
+    chains : array_like of shape (n_chains, n_visible) or (n_chains, n_hidden)
+        The chains' states before the call.
+    k : int, default 1
+    chain_layer : {"visible", "hidden"}
+        The layer the chains' states belong to.
+
+    Returns
+    -------
+    Gradient
+        In the ascent direction.
+
+    Examples
+    --------
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> from rbm import transition
+    >>> g = expected_pcd_gradient((W, b, c), data, chains=data, k=2)
+    >>> bool((g - transition.cd_expected_gradient(as_model((W, b, c)), data, 2)).max_abs()
+    ...      < 1e-12)   # chains at the data: CD-k
+    True
+    """
+    model = as_model(model)
+    data = _data(model, data)
+    k = check_positive_int(k, "k")
+    if chain_layer not in ("visible", "hidden"):
+        raise ValueError(f"chain_layer must be 'visible' or 'hidden', got {chain_layer!r}")
+    layer = getattr(model, chain_layer)
+    chains, _ = layer.check_states(chains, "chains", allow_1d=False)
+    V = _all_states(model.visible)
+    T = transition.gibbs_transition_matrix(model)
+    if chain_layer == "visible":
+        r = np.bincount(model.visible.index_of(chains), minlength=len(V)) / len(chains)
+        steps = k
+    else:
+        r = _joint_probabilities(model, chains, "hidden")[0].mean(axis=0)
+        steps = k - 1
+    r = r @ np.linalg.matrix_power(T, steps)
+    pos = exact.data_statistics(model, data)
+    neg = row_statistics(model, V, weights=r, accurate=True)
+    return pos - Gradient.from_fields(neg)
+
+
+def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1000,
+                        alpha=1e-3, power=0.99, rng, name="training step", label=None):
+    r"""One training update against the exact expected update, ``learning_rate`` times a gradient.
+
+    `step` is called `n_draws` times from the same parameters; the mean of
+    the updates (new minus old parameters) is compared entry by entry with
+    ``learning_rate * E[estimate]`` by t-tests, Bonferroni over the entries.
+
+    Parameters
+    ----------
+    step : callable
+        ``step(W, b, c, data, rng) -> (W_new, b_new, c_new)``; it must not
+        keep state between calls (or restore it: for persistent chains, set
+        them before each update and pass their expected gradient as `target`).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    data : array_like of shape (n_samples, n_visible)
+    learning_rate : float
+    target : int, "exact" or Gradient, default 1
+        The expected gradient, as in :func:`check_gradient_estimator`.
+    n_draws, alpha, power, rng, name, label
+        As in :func:`check_gradient_estimator`.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst entries and the slip the updates match, if one
+        does (the learning rate applied twice or not at all, the sign...).
+
+    Examples
+    --------
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    >>> def step(W, b, c, data, rng):
+    ...     return NumpyRBM(W, b, c, bug="learning rate twice").cd_update(data, 0.5, 1, rng)
+    >>> check_training_step(step, (W, b, c), data, learning_rate=0.5, rng=0)
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: training step: ... the learning rate is applied twice ...
+    """
+    model = as_model(model)
+    _callable(step, "step")
+    data = _data(model, data)
+    learning_rate = check_positive_float(learning_rate, "learning_rate")
+    n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    if not model.is_binary:
+        raise ValueError("check_training_step passes (W, b, c) of the binary model; model has "
+                         f"layers {model.visible!r} and {model.hidden!r}")
+    expected, phrase = _target(model, data, target)
+    old = Gradient(model.W, model.b, model.c).flat()
+    found_warnings = []
+    with _recorded(found_warnings):
+        draws = [_flat(step(model.W.copy(), model.b.copy(), model.c.copy(), data.copy(), rng),
+                       expected, "your step") - old for _ in range(n_draws)]
+    lr = learning_rate
+    def alternatives():
+        return [(f"learning_rate**2 times {phrase}", "the learning rate is applied twice (once "
+                 "to the gradient, once to the update)", lr * lr * expected.flat()),
+                (f"{phrase} without the learning rate", "the learning rate is not applied",
+                 expected.flat())] + _gradient_alternatives(model, data, expected, scale=lr)
+    return _mean_check(np.stack(draws), lr * expected.flat(), alpha, power, name, label,
+                       _entry_names(expected), alternatives,
+                       what=f"the mean of {n_draws} updates against learning_rate x {phrase}",
+                       found_warnings=found_warnings)
+
