@@ -32,6 +32,7 @@ discrete layers (±1 spins, Potts units): the statistics are then
 
 import numpy as np
 
+from rbm._kernels import discrete_bits
 from rbm._validation import check_array_size, check_binary, check_enumeration_size
 from rbm.exact import all_states, gradient, log_prob
 from rbm.model import RBM, Gradient, check_model
@@ -78,16 +79,10 @@ def _check_size(model, what):
 
 def _general(model, what):
     """Whether `model` takes the general path (two discrete layers, not both {0,1})."""
-    check_model(model)
-    if model.is_binary:
+    bits = discrete_bits(model, what)
+    if bits is None:
         return False
-    for side in ("visible", "hidden"):
-        layer = getattr(model, side)
-        if not layer.discrete:
-            raise ValueError(f"{what} enumerates both layers and needs discrete units; "
-                             f"model.{side} is {layer!r}, which is continuous")
-    bits = (model.n_visible * np.log2(model.visible.n_states)
-            + model.n_hidden * np.log2(model.hidden.n_states))
+    bits = sum(bits)
     check_enumeration_size(int(np.ceil(bits - 1e-9)), what, limit=MAX_CURVATURE_JOINT)
     check_array_size(2**int(np.ceil(bits)) * n_parameters(model), what)
     return True
