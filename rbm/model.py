@@ -656,13 +656,14 @@ def zero_sum_gauge(model):
     :math:`b_{i,a} \to b_{i,a} - \bar b_i` (bars: means over the categories
     :math:`a`); the hidden input loses :math:`\sum_i \bar W_{i,\mu}` for every
     visible state, which the hidden layer's field regains.  :math:`p(v, h)` is
-    unchanged; :math:`\log Z` changes by :math:`-\sum_i \bar b_i`.
+    unchanged; :math:`\log Z` changes by :math:`-\sum_i \bar b_i` (for a Gaussian
+    hidden layer also by the change of its energy's constant :math:`b^2/2\sigma^2`).
 
     Parameters
     ----------
     model : RBM
-        With a Potts visible layer and a hidden layer with a field (Binary,
-        Spin, ReLU or DReLU).
+        With a Potts visible layer and any hidden layer (its ``input_shift``
+        moves its field).
 
     Returns
     -------
@@ -676,14 +677,6 @@ def zero_sum_gauge(model):
     visible = model.visible.copy()
     visible.bias -= visible.bias.mean(axis=1, keepdims=True)
     hidden = model.hidden.copy()
-    params = hidden.parameters()
-    if "bias" in params and len(hidden.shape) == 1 and hidden.discrete:
-        hidden.bias += shift
-    elif "theta_plus" in params:
-        hidden.theta_plus -= shift
-        hidden.theta_minus += shift
-    elif "theta" in params:
-        hidden.theta -= shift
-    else:
-        raise ValueError(f"zero_sum_gauge cannot move the field of {hidden!r}")
+    for key, change in hidden.input_shift(shift).items():
+        getattr(hidden, key)[...] += change
     return RBM(model.W - W_mean, visible, hidden)

@@ -7,8 +7,9 @@ centering, and the sparsity penalty (any hidden layer), each against brute force
 import numpy as np
 import pytest
 
-from rbm import RBM, ais, exact
-from rbm.layers import Binary, Gaussian, Potts, Spin
+from rbm import RBM, ais, estimators, exact, training
+from rbm.model import parameter_names
+from rbm.layers import Binary, DReLU, Gaussian, Potts, ReLU, Spin
 
 KINDS = {"binary": lambda n, r: Binary(0.5 * r.normal(size=n)),
          "spin": lambda n, r: Spin(0.3 * r.normal(size=n)),
@@ -55,3 +56,65 @@ def test_exact_weight_moments_refuse_a_continuous_layer_by_name():
     with pytest.raises(ValueError, match="n_visible must be at most"):
         ais.exact_weight_moments(RBM.random(Potts(np.zeros((9, 3))), Binary(np.zeros(1)),
                                             rng=0), 3)
+
+
+HIDDEN = {"binary": lambda n, r: Binary(0.5 * r.normal(size=n)),
+          "spin": lambda n, r: Spin(0.3 * r.normal(size=n)),
+          "potts": lambda n, r: Potts(0.5 * r.normal(size=(n, 3))),
+          "gaussian": lambda n, r: Gaussian(r.normal(size=n), 0.7 + 0.3 * r.random(n)),
+          "relu": lambda n, r: ReLU(0.5 * r.normal(size=n), 1.0 + r.random(n)),
+          "drelu": lambda n, r: DReLU(0.5 * r.normal(size=n), 0.5 * r.normal(size=n),
+                                      1.0 + r.random(n), 1.0 + r.random(n))}
+
+
+@pytest.mark.parametrize("kind", sorted(HIDDEN))
+def test_input_shift_is_a_shift_of_every_input(kind):
+    """-E(h) + s(h).(I + delta) and -E'(h) + s(h).I differ by a constant in h."""
+    r = np.random.default_rng(0)
+    layer = HIDDEN[kind](3, r)
+    delta = r.normal(size=layer.shape)
+    moved = layer.copy()
+    for key, change in layer.input_shift(delta).items():
+        getattr(moved, key)[...] += change
+    h = layer.sample(r.normal(size=(50,) + layer.shape), rng=1)
+    S = layer.statistic(h).reshape(50, -1)
+    a = -layer.energy(h) + S @ delta.ravel()
+    b = -moved.energy(h)
+    np.testing.assert_allclose(a - b, (a - b)[0], atol=1e-12)
+    I = r.normal(size=(4,) + layer.shape)
+    np.testing.assert_allclose(moved.mean(I), layer.mean(I + delta), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", sorted(HIDDEN))
+def test_sparsity_penalty_on_any_hidden_layer(kind):
+    r = np.random.default_rng(1)
+    model = RBM.random(Spin(0.3 * r.normal(size=4)), HIDDEN[kind](2, r), scale=0.5, rng=1)
+    data = model.visible.random_states(6, rng=2)
+    target = 0.1 if kind in ("binary", "potts") else -0.2 if kind in ("spin", "drelu") else 0.3
+    sparse = training.SparsityPenalty(estimators.ExactGradient(), target=target, cost=0.3,
+                                      decay=0.0)
+    got = sparse.gradient(model, data, rng=0) - exact.gradient(model, data)
+    push = 0.3 * (model.mean_h_given_v(data).mean(axis=0) - target)
+    expected = {k: np.zeros_like(v) for k, v in model.parameters().items()}
+    expected["W"] = -np.multiply.outer(data.mean(axis=0), push)
+    names = parameter_names("hidden", model.hidden)
+    for key, change in model.hidden.input_shift(push).items():
+        expected[names[key]] = -change
+    for name, value in expected.items():
+        np.testing.assert_allclose(getattr(got, name), value, atol=1e-13, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["spin", "relu"])
+def test_sparsity_penalty_moves_the_mean_activity_towards_the_target(kind):
+    """Exact-gradient training for 100 epochs (seed 0), with and without the penalty."""
+    r = np.random.default_rng(3)
+    model = RBM.random(Binary(np.zeros(4)), HIDDEN[kind](3, r), scale=0.5, rng=3)
+    data = model.visible.random_states(8, rng=4)
+    target = -0.8 if kind == "spin" else 0.05
+    plain, penalised = model.copy(), model.copy()
+    for m, est in ((plain, estimators.ExactGradient()),
+                   (penalised, training.SparsityPenalty(estimators.ExactGradient(),
+                                                        target=target, cost=1.0))):
+        training.train(m, data, est, learning_rate=0.1, epochs=100, batch_size=4, rng=0)
+    gap = [abs(m.mean_h_given_v(data).mean() - target) for m in (plain, penalised)]
+    assert gap[1] < gap[0] - 0.05
