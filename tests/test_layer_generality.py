@@ -7,7 +7,7 @@ centering, and the sparsity penalty (any hidden layer), each against brute force
 import numpy as np
 import pytest
 
-from rbm import RBM, ais, estimators, exact, training
+from rbm import RBM, ais, curvature, estimators, exact, training
 from rbm.model import parameter_names
 from rbm.layers import Binary, DReLU, Gaussian, Potts, ReLU, Spin
 
@@ -118,3 +118,64 @@ def test_sparsity_penalty_moves_the_mean_activity_towards_the_target(kind):
         training.train(m, data, est, learning_rate=0.1, epochs=100, batch_size=4, rng=0)
     gap = [abs(m.mean_h_given_v(data).mean() - target) for m in (plain, penalised)]
     assert gap[1] < gap[0] - 0.05
+
+
+@pytest.mark.parametrize("visible", ["binary", "spin", "potts", "gaussian", "relu"])
+@pytest.mark.parametrize("hidden", ["binary", "spin"])
+def test_flip_hidden_keeps_the_visible_marginal(visible, hidden):
+    r = np.random.default_rng(2)
+    model = RBM.random(HIDDEN[visible](3, r), HIDDEN[hidden](2, r), scale=0.7, rng=2)
+    flipped = curvature.flip_hidden(model, 1)
+    v = model.visible.sample(r.normal(size=(6,) + model.visible.shape), rng=3)
+    diff = flipped.free_energy(v) - model.free_energy(v)
+    np.testing.assert_allclose(diff, diff[0], atol=1e-12)   # F moves by a constant only
+    h = model.hidden.random_states(6, rng=4)
+    h_flip = h.copy()
+    low, high = model.hidden.values
+    h_flip[:, 1] = np.where(h[:, 1] == low, high, low)
+    e = flipped.energy(v, h_flip) - model.energy(v, h)        # and E(v, h) -> E'(v, h')
+    np.testing.assert_allclose(e, e[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("hidden", sorted(HIDDEN))
+def test_permute_hidden_on_any_hidden_layer(hidden):
+    r = np.random.default_rng(5)
+    model = RBM.random(Spin(0.3 * r.normal(size=3)), HIDDEN[hidden](3, r), scale=0.7, rng=5)
+    order = [2, 0, 1]
+    permuted = curvature.permute_hidden(model, order)
+    v = model.visible.random_states(5, rng=6)
+    np.testing.assert_allclose(permuted.free_energy(v), model.free_energy(v), rtol=1e-13)
+    h = model.hidden.sample(r.normal(size=(5,) + model.hidden.shape), rng=7)
+    np.testing.assert_allclose(permuted.energy(v, h[:, order]), model.energy(v, h), rtol=1e-13)
+
+
+def test_flip_hidden_refuses_units_of_more_than_two_states():
+    with pytest.raises(ValueError, match="model.hidden is Potts"):
+        curvature.flip_hidden(_model(("spin", "potts")), 0)
+
+
+@pytest.mark.parametrize("pair", DISCRETE, ids="-".join)
+def test_centering_on_discrete_layers_is_the_same_distribution(pair):
+    model = _model(pair)
+    r = np.random.default_rng(8)
+    mu = r.random(model.visible.shape)
+    lam = r.random(model.hidden.shape)
+    centered = curvature.to_centered(model, mu, lam)
+    back = curvature.from_centered(centered, mu, lam, like=model)
+    for name, value in model.parameters().items():
+        np.testing.assert_allclose(back.parameters()[name], value, rtol=1e-13, atol=1e-15)
+    # brute force: the centered energy, from its definition, differs from E by a constant
+    v = model.visible.random_states(6, rng=9)
+    h = model.hidden.random_states(6, rng=10)
+    sv = (model.visible.statistic(v) - mu).reshape(6, -1)
+    sh = (model.hidden.statistic(h) - lam).reshape(6, -1)
+    e_centered = -(sv @ centered.b.ravel() + sh @ centered.c.ravel()
+                   + np.einsum("ni,ij,nj->n", sv, centered.W.reshape(sv.shape[1], -1), sh))
+    diff = e_centered - model.energy(v, h)
+    np.testing.assert_allclose(diff, diff[0], atol=1e-12)
+
+
+def test_centering_refuses_a_continuous_layer_by_name():
+    model = RBM.random(Gaussian(np.zeros(2)), Binary(np.zeros(2)), rng=0)
+    with pytest.raises(ValueError, match="model.visible is Gaussian"):
+        curvature.to_centered(model, np.zeros(2), np.zeros(2))
