@@ -279,7 +279,7 @@ def test_an_algorithm_names_the_layer_and_the_property_it_needs():
         transition.gibbs_transition_matrix(_model(("gaussian", "binary")))
     from rbm import curvature
     with pytest.raises(ValueError, match=r"\{0,1\} units.*model.visible is Spin"):
-        curvature.flip_hidden(_model(("spin", "binary")), 0)
+        curvature.add_hidden_unit(_model(("spin", "binary")), [1, 0, 1], 1.0)
 
 
 def test_spin_model_equals_its_binary_image():
