@@ -26,8 +26,11 @@ Memory: the visible states and their conditional statistics, about
 discrete layers (±1 spins, Potts units): the statistics are then
 :math:`-\partial E/\partial\theta` of every parameter, in the order of
 :meth:`rbm.model.RBM.parameters`, and every joint state :math:`(v, h)` is enumerated
-(at most ``2**MAX_CURVATURE_JOINT`` of them).  The symmetries, centering and
-:func:`add_hidden_unit` are written for the binary model.
+(at most ``2**MAX_CURVATURE_JOINT`` of them).  :func:`permute_hidden` takes any
+two layers, :func:`flip_hidden` a hidden layer of two-state units ({0,1} or ±1),
+:func:`to_centered` and :func:`from_centered` any two discrete layers;
+:func:`add_hidden_unit`, :func:`saddle_model` and :func:`saddle_curvature` are
+written for {0,1} units (the last two take binary data, not a model).
 """
 
 import numpy as np
