@@ -151,7 +151,34 @@ def segments(n_blocks, n_elements):
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
-class Accumulator:
+class _ShiftedSums:
+    """A total relative to a shift, and arrays of sums: rescaling and merging (both
+    accumulators).  ``_shifted()`` are the arrays scaled with the total, ``_arrays()``
+    those added when two accumulators merge."""
+
+    def _shifted(self):
+        return ()
+
+    def rescale_to(self, new_shift):
+        """Express the total (and the shifted sums) relative to ``new_shift`` (>= the current)."""
+        factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
+        self.total *= factor
+        for arr in self._shifted():
+            arr *= factor
+        self.shift = new_shift
+
+    def merge(self, other):
+        """Add `other`'s sums to these (both are rescaled to the larger shift); returns self."""
+        new_shift = max(self.shift, other.shift)
+        self.rescale_to(new_shift)
+        other.rescale_to(new_shift)
+        self.total += other.total
+        for mine, theirs in zip(self._arrays(), other._arrays()):
+            mine += theirs
+        return self
+
+
+class Accumulator(_ShiftedSums):
     r"""Running sums over enumerated states, kept relative to the largest log-weight.
 
     Holds :math:`S = \sum_k e^{\ell_k - m}`, where the shift :math:`m` is within
@@ -181,23 +208,7 @@ class Accumulator:
             return ()
         return (self.w_low, self.s_y, self.low, self.s_x_high, self.s_xy_high)
 
-    def rescale_to(self, new_shift):
-        """Express the sums relative to ``new_shift`` (>= the current shift)."""
-        factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
-        self.total *= factor
-        for arr in self._arrays():
-            arr *= factor
-        self.shift = new_shift
-
-    def merge(self, other):
-        """Add `other`'s sums to these (both are rescaled to the larger shift); returns self."""
-        new_shift = max(self.shift, other.shift)
-        self.rescale_to(new_shift)
-        other.rescale_to(new_shift)
-        self.total += other.total
-        for mine, theirs in zip(self._arrays(), other._arrays()):
-            mine += theirs
-        return self
+    _shifted = _arrays
 
 
 class Enumeration:
@@ -703,7 +714,7 @@ def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=No
 
 # -- any discrete layer against any other layer -----------------------------------------------
 
-class LayerAccumulator:
+class LayerAccumulator(_ShiftedSums):
     r"""Running sums of :class:`LayerEnumeration`.
 
     For :math:`\log Z` (no `shapes`): :math:`\sum_k e^{\ell_k - m}` relative to the shift
@@ -717,21 +728,8 @@ class LayerAccumulator:
         self.total = 0.0
         self.sums = {name: np.zeros(shape) for name, shape in (shapes or {}).items()}
 
-    def rescale_to(self, new_shift):
-        """Express the total relative to ``new_shift`` (>= the current shift)."""
-        factor = np.exp(self.shift - new_shift) if np.isfinite(self.shift) else 0.0
-        self.total *= factor
-        self.shift = new_shift
-
-    def merge(self, other):
-        """Add `other`'s sums to these (totals rescaled to the larger shift); returns self."""
-        new_shift = max(self.shift, other.shift)
-        self.rescale_to(new_shift)
-        other.rescale_to(new_shift)
-        self.total += other.total
-        for name, arr in self.sums.items():
-            arr += other.sums[name]
-        return self
+    def _arrays(self):
+        return tuple(self.sums.values())
 
 
 class LayerEnumeration:

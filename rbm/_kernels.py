@@ -11,7 +11,7 @@ import numpy as np
 from rbm._validation import check_rng
 from rbm.model import Gradient, check_model, parameter_names
 
-__all__ = ["gibbs_steps", "row_statistics", "contrast", "checked_data"]
+__all__ = ["gibbs_steps", "row_statistics", "contrast", "checked_data", "discrete_bits"]
 
 
 def gibbs_steps(model, v, k, rng, beta=1.0):
@@ -107,3 +107,23 @@ def checked_data(model, data, rng):
     """The estimators' arguments, checked: the model, the data as float rows, a Generator."""
     check_model(model)
     return model.visible.check_states(data, "data", allow_1d=False)[0], check_rng(rng)
+
+
+def discrete_bits(model, what):
+    r"""The sizes in bits of both layers' state spaces, or None for two {0,1} layers.
+
+    For the functions that enumerate both layers: a model of two {0,1} layers
+    takes their binary path (None); any other model needs two discrete layers,
+    and a continuous one is refused with a ValueError naming it.  Returns
+    ``(bits_v, bits_h)``, :math:`n \log_2 q` of each layer (floats).
+    """
+    check_model(model)
+    if model.is_binary:
+        return None
+    for side in ("visible", "hidden"):
+        layer = getattr(model, side)
+        if not layer.discrete:
+            raise ValueError(f"{what} enumerates both layers and needs discrete units; "
+                             f"model.{side} is {layer!r}, which is continuous")
+    return (model.n_visible * np.log2(model.visible.n_states),
+            model.n_hidden * np.log2(model.hidden.n_states))

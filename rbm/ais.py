@@ -65,7 +65,7 @@ from rbm._validation import (
     check_positive_int,
     check_rng,
 )
-from rbm._kernels import gibbs_steps
+from rbm._kernels import discrete_bits, gibbs_steps
 from rbm.exact import all_states
 from rbm.model import RBM, check_model
 from rbm.special import logsumexp, sigmoid, softplus
@@ -470,14 +470,17 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
     Parameters
     ----------
     model : RBM
-        The target model, with ``n_visible <= rbm.transition.MAX_TRANSITION_BITS``.
+        The target model, with ``n_visible <= rbm.transition.MAX_TRANSITION_BITS``;
+        any two discrete layers ({0,1}, ±1, Potts: a layer of :math:`q^n` states
+        counts :math:`n \log_2 q` units), with the base model of :func:`base_layers`.
+        A continuous layer is refused with a ValueError naming it.
     betas : int or array_like of shape (K + 1,)
         As in :func:`ais_log_partition`.
-    base_biases : array_like of shape (n_visible,), optional
+    base_biases : array_like of the shape of ``model.visible.bias``, optional
         :math:`b_A`; zeros (the uniform base) when omitted.
     transitions : sequence of K - 1 ndarrays of shape (2**n_visible, 2**n_visible), optional
         Row-stochastic matrices :math:`T_1, \dots, T_{K-1}` (states ordered as
-        in :func:`rbm.exact.all_states`).  By default the exact Gibbs sweep
+        in :func:`rbm.exact.all_states`, or the visible layer's ``states``).  By default the exact Gibbs sweep
         at :math:`\beta_k`, :func:`rbm.transition.gibbs_transition_matrix`
         of :func:`intermediate_model`, which is what :func:`ais_log_partition`
         applies.  Other transitions let one see what breaks unbiasedness.
@@ -500,32 +503,36 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
     >>> bool(np.isclose(log_mean, log_ratio, rtol=0, atol=1e-12)), bool(mean_log < log_ratio)
     (True, True)
     """
-    model = check_model(model, binary="exact_weight_moments")
-    if model.n_visible > MAX_TRANSITION_BITS:
+    bits = discrete_bits(model, "exact_weight_moments")  # None for two {0,1} layers
+    n_bits = model.n_visible if bits is None else bits[0]
+    if n_bits > MAX_TRANSITION_BITS + 1e-9:
         raise ValueError(f"exact_weight_moments holds distributions over all visible states; "
-                         f"n_visible must be at most {MAX_TRANSITION_BITS}, got {model.n_visible}")
+                         f"n_visible must be at most {MAX_TRANSITION_BITS} (bits of states), "
+                         f"got {model.n_visible} ({n_bits:g} bits)")
     betas = _check_betas(betas)
-    b_A = _base_biases_from(model, None, base_biases)
+    base_v, _ = base_layers(model, base_biases=base_biases)
     n_steps = len(betas) - 1
-    n_states = 2**model.n_visible
+    n_states = model.visible.n_states ** model.n_visible
     if transitions is not None:
         transitions = list(transitions)
         if len(transitions) != n_steps - 1:
             raise ValueError(f"transitions must hold K - 1 = {n_steps - 1} matrices, "
                              f"got {len(transitions)}")
-    V = all_states(model.n_visible)
+    V = model.visible.states(0, n_states)
 
-    def log_p(beta):  # log p_k^*(v) up to the constant 2**n_hidden, which cancels in ratios
-        return -intermediate_model(model, beta, base_biases=b_A).free_energy(V)
+    def log_p(beta):  # log p_k^*(v), -F of the intermediate model (the base's constants cancel)
+        return -intermediate_model(model, beta, base_biases=base_biases).free_energy(V)
 
     def transition(k):  # T_k, made (or checked) when needed: one is held at a time
         if transitions is None:
-            return gibbs_transition_matrix(intermediate_model(model, betas[k], base_biases=b_A))
+            return gibbs_transition_matrix(intermediate_model(model, betas[k],
+                                                              base_biases=base_biases))
         return _check_transition(transitions[k - 1], n_states, k)
 
     previous, current = log_p(betas[0]), log_p(betas[1])
     log_ratio = current - previous  # log r_1
-    q = np.exp(V @ b_A - softplus(b_A).sum())  # p_0 = p_A, exactly
+    # p_0 = p_A, exactly: the base model's visible layer on its own
+    q = np.exp(-base_v.energy(V) - base_v.log_normaliser(np.zeros((1,) + base_v.shape))[0])
     log_alpha = np.log(q) + log_ratio
     mean_log = float(q @ log_ratio)
     for k in range(1, n_steps):

@@ -31,13 +31,27 @@ rounding error beyond that of evaluating :math:`f` itself.  Every function
 enumerates both layers and holds :math:`2^{n_\text{visible}}\times
 2^{n_\text{hidden}}` numbers, so each layer is limited to
 ``MAX_THEORY_UNITS`` units.
+
+Every function takes any two discrete layers ({0,1}, ±1 spins, Potts units;
+:mod:`rbm.layers`): :math:`v` and :math:`h` above stand for the layers'
+statistics :math:`s(v)`, :math:`s(h)` (one-hot vectors for Potts units),
+:math:`\sigma` for the conditional mean :math:`\mathbb E[s(h) \mid v]`,
+:math:`\theta` for the parameters in the order of
+:meth:`rbm.model.RBM.parameters`, and a state space of :math:`q^n` states counts
+:math:`n \log_2 q` units against ``MAX_THEORY_UNITS``; `q` is a distribution
+over the visible states in the order of the layer's ``states``.  A continuous
+layer is refused with a ValueError naming it; :func:`largest_flip_energy` also
+refuses Potts units, which have no single flip.  (A Potts layer has a gauge
+freedom, so the Jacobian of :func:`update_jacobian` is singular there and
+:func:`fixed_point` needs the weight decay.)
 """
 
 import numpy as np
 
 from rbm._validation import (as_float_array, check_distribution, check_positive_float,
                               check_positive_int)
-from rbm.exact import all_states, visible_distribution
+from rbm._kernels import discrete_bits
+from rbm.exact import all_states
 from rbm.model import RBM, Gradient, check_model
 from rbm.special import softplus
 from rbm.transition import gibbs_transition_matrix
@@ -47,7 +61,7 @@ __all__ = ["MAX_THEORY_UNITS", "transition_eigenvalues", "second_eigenvalue",
            "cd_objective", "cd_objective_gradient", "dropped_term",
            "chain_divergence_gradient", "loop_integral", "fixed_point"]
 
-# Each function holds (2**n_visible, 2**n_hidden) complex numbers, and the Jacobian
+# Each function holds (2**n_visible, 2**n_hidden) complex numbers (bits of states), and the Jacobian
 # costs one such pass per parameter: at 10 units a layer that is 16 MiB and seconds.
 MAX_THEORY_UNITS = 10
 # The complex step: Im f(x + ih) / h = f'(x) - h**2 f'''(x) / 6 + ..., exact in float64.
@@ -56,16 +70,66 @@ _STEP = 1e-30
 
 # -- arguments --------------------------------------------------------------------------
 
+class _Space:
+    """The states of both layers of a model, their statistics, and the layout of theta.
+
+    Fixed per model; the parameters themselves are passed to :class:`_Chain` as a flat
+    vector (real or complex) in the order of :meth:`rbm.model.RBM.parameters`.
+    """
+
+    def __init__(self, model):
+        self.visible, self.hidden = model.visible, model.hidden
+        if model.is_binary:
+            self.V, self.H = all_states(model.n_visible), all_states(model.n_hidden)
+        else:
+            self.V = self.visible.states(0, self.visible.n_states ** model.n_visible)
+            self.H = self.hidden.states(0, self.hidden.n_states ** model.n_hidden)
+        # the statistics of every state, (N_v, d_v) and (N_h, d_h); for {0,1} units the states
+        self.Sv = self.visible.statistic(self.V).reshape(len(self.V), -1)
+        self.Sh = self.hidden.statistic(self.H).reshape(len(self.H), -1)
+        self.shapes = {name: arr.shape for name, arr in model.parameters().items()}
+        self.size = sum(int(np.prod(shape)) for shape in self.shapes.values())
+
+    def split(self, theta):
+        """W as a (d_v, d_h) matrix and the two biases as vectors, views of `theta`."""
+        dv, dh = self.Sv.shape[1], self.Sh.shape[1]
+        return (theta[:dv * dh].reshape(dv, dh), theta[dv * dh:dv * dh + dv],
+                theta[dv * dh + dv:])
+
+    def gradient(self, flat):
+        """The flat vector as a Gradient with the model's fields."""
+        fields, start = {}, 0
+        for name, shape in self.shapes.items():
+            stop = start + int(np.prod(shape))
+            fields[name] = flat[start:stop].reshape(shape)
+            start = stop
+        return Gradient.from_fields(fields)
+
+    def model(self, theta):
+        """The model with parameters `theta` (real)."""
+        W, b, c = self.split(theta)
+        visible, hidden = self.visible.copy(), self.hidden.copy()
+        visible.bias[...] = b.reshape(visible.bias.shape)
+        hidden.bias[...] = c.reshape(hidden.bias.shape)
+        return RBM(W.reshape(self.shapes["W"]).copy(), visible, hidden)
+
+
 def _check(model, q, k):
-    check_model(model, binary="cd_theory")
-    for layer, n in (("n_visible", model.n_visible), ("n_hidden", model.n_hidden)):
-        if n > MAX_THEORY_UNITS:
-            raise ValueError(f"model has {layer}={n}; rbm.cd_theory enumerates both layers "
-                             f"and allows at most {MAX_THEORY_UNITS} units in each")
-    q = check_distribution(q, "q", 2**model.n_visible)
+    """The model's _Space, `q` checked as a distribution over its visible states, and `k`."""
+    bits = discrete_bits(model, "rbm.cd_theory")
+    if bits is None:
+        bits = (model.n_visible, model.n_hidden)
+    for side, n in zip(("n_visible", "n_hidden"), bits):
+        if n > MAX_THEORY_UNITS + 1e-9:
+            raise ValueError(f"model has {side}={getattr(model, side)} ({n:g} bits); "
+                             f"rbm.cd_theory enumerates both layers and allows at most "
+                             f"{MAX_THEORY_UNITS} bits (units of two states) in each")
+    space = _Space(model)
+    if q is not None:
+        q = check_distribution(q, "q", len(space.V))
     if k is not None:
         k = check_positive_int(k, "k")
-    return q, k
+    return space, q, k
 
 
 def _direction(x, n_params, name):
@@ -96,20 +160,42 @@ def _sigmoid(x):
     return np.exp(-_softplus(-x))
 
 
+def _layer_terms(layer, pre):
+    r"""For rows of total inputs `pre` (input plus bias, ``(N, d)``, real or complex) of a
+    discrete layer: the log-normaliser of each row and the conditional mean statistic.
+
+    Units whose statistic is :math:`\alpha x + \beta` of a bit :math:`x` (``layer.bits``;
+    {0,1} and ±1) have :math:`\beta t + \operatorname{softplus}(\alpha t)` and
+    :math:`\beta + \alpha\sigma(\alpha t)`; Potts units a log-sum-exp and a softmax over
+    their categories.
+    """
+    if layer.bits == (1.0, 0.0):
+        return _softplus(pre).sum(axis=1), _sigmoid(pre)
+    if layer.bits is not None:
+        alpha, beta = layer.bits
+        return (beta * pre + _softplus(alpha * pre)).sum(axis=1), beta + alpha * _sigmoid(
+            alpha * pre)
+    z = pre.reshape((len(pre),) + layer.shape)
+    top = z.real.max(axis=-1, keepdims=True)
+    e = np.exp(z - top)
+    total = e.sum(axis=-1, keepdims=True)
+    return (top + np.log(total)).reshape(len(pre), -1).sum(axis=1), (e / total).reshape(
+        len(pre), -1)
+
+
 class _Chain:
     """Conditionals of a model with parameters `theta` (flat, real or complex), all states."""
 
-    def __init__(self, theta, n_visible, n_hidden):
-        n_w = n_visible * n_hidden
-        self.W = theta[:n_w].reshape(n_visible, n_hidden)
-        self.b, self.c = theta[n_w:n_w + n_visible], theta[n_w + n_visible:]
-        self.V, self.H = all_states(n_visible), all_states(n_hidden)
-        pre_h = self.V @ self.W + self.c                       # (2**nv, nh)
-        pre_v = self.H @ self.W.T + self.b                     # (2**nh, nv)
-        self.S, self.R = _sigmoid(pre_h), _sigmoid(pre_v)      # p(h_j = 1 | v), p(v_i = 1 | h)
-        self.A = np.exp(pre_h @ self.H.T - _softplus(pre_h).sum(axis=1, keepdims=True))
-        self.B = np.exp(pre_v @ self.V.T - _softplus(pre_v).sum(axis=1, keepdims=True))
-        self.F = -(self.V @ self.b) - _softplus(pre_h).sum(axis=1)
+    def __init__(self, theta, space):
+        self.W, self.b, self.c = space.split(theta)
+        self.V, self.H = space.Sv, space.Sh                    # statistics of all states
+        pre_h = self.V @ self.W + self.c                       # (N_v, d_h)
+        pre_v = self.H @ self.W.T + self.b                     # (N_h, d_v)
+        log_z_h, self.S = _layer_terms(space.hidden, pre_h)    # S = E[s(h) | v]
+        log_z_v, self.R = _layer_terms(space.visible, pre_v)   # R = E[s(v) | h]
+        self.A = np.exp(pre_h @ self.H.T - log_z_h[:, None])   # p(h | v)
+        self.B = np.exp(pre_v @ self.V.T - log_z_v[:, None])   # p(v | h)
+        self.F = -(self.V @ self.b) - log_z_h
 
     def step(self, r):
         """r T, through the hidden layer."""
@@ -127,14 +213,14 @@ class _Chain:
         return r
 
     def update(self, q, r):
-        """<v sigma^T>_q - <v sigma^T>_r and its bias parts, flat."""
+        """<s(v) E[s(h)|v]^T>_q - <...>_r and the bias parts, flat."""
         d = q - r
         return np.concatenate([((self.V * d[:, None]).T @ self.S).ravel(), d @ self.V,
                                d @ self.S])
 
 
 def _theta(model):
-    return Gradient(model.W, model.b, model.c).flat()
+    return np.concatenate([np.ravel(a) for a in model.parameters().values()])
 
 
 def _complex_step(f, theta):
@@ -148,18 +234,9 @@ def _complex_step(f, theta):
 
 
 def _transition(model):
-    """The Gibbs transition matrix of a model within this module's limits."""
-    _check(model, np.full(2**model.n_visible, 2.0**-model.n_visible), None)
-    return gibbs_transition_matrix(model)
-
-
-def _general_transition(model, what):
-    """T and p(v) of a model of two discrete layers other than {0,1} (None for those)."""
-    check_model(model)
-    if model.is_binary:
-        return None
-    from_layers = gibbs_transition_matrix(model)
-    return from_layers, visible_distribution(model)
+    """The Gibbs transition matrix and p(v) of a model within this module's limits."""
+    space, _, _ = _check(model, None, None)
+    return gibbs_transition_matrix(model), _Chain(_theta(model), space).after(None, None)
 
 
 def transition_eigenvalues(model):
@@ -198,13 +275,8 @@ def transition_eigenvalues(model):
     >>> bool(abs(eigenvalues[-1] - 1) < 1e-12 and eigenvalues[0] > -1e-12)
     True
     """
-    general = _general_transition(model, "transition_eigenvalues")
-    if general is not None:
-        T, p = general
-        root = np.sqrt(p)
-    else:
-        T = _transition(model)
-        root = np.sqrt(_Chain(_theta(model), model.n_visible, model.n_hidden).after(None, None))
+    T, p = _transition(model)
+    root = np.sqrt(p)
     symmetric = root[:, None] * T / root[None, :]
     return np.linalg.eigvalsh((symmetric + symmetric.T) / 2)
 
@@ -269,8 +341,14 @@ def largest_flip_energy(model):
     >>> largest_flip_energy(model)  # hidden unit 2 with v = 1: |0 - 2|
     2.0
     """
-    check_model(model, binary="largest_flip_energy")
-    W, b, c = model.W, model.b, model.c
+    check_model(model)
+    for side in ("visible", "hidden"):
+        layer = getattr(model, side)
+        if layer.bits is None:
+            raise ValueError(f"largest_flip_energy flips units of two states ({{0,1}} or ±1); "
+                             f"model.{side} is {layer!r}, which has no such units")
+    # a ±1 model is a {0,1} model of its bits, with the same energy differences
+    W, b, c = (model if model.is_binary else model.to_binary()[0]).parameters().values()
     up, down = np.clip(W, 0, None), np.clip(W, None, 0)
     hidden = np.maximum(np.abs(c + up.sum(axis=0)), np.abs(c + down.sum(axis=0)))
     visible = np.maximum(np.abs(b + up.sum(axis=1)), np.abs(b + down.sum(axis=1)))
@@ -306,8 +384,7 @@ def dobrushin_coefficient(model):
     >>> dobrushin_coefficient(independent)  # every row of T is p
     0.0
     """
-    general = _general_transition(model, "dobrushin_coefficient")
-    T = _transition(model) if general is None else general[0]
+    T, _ = _transition(model)
     # TV(T_v, T_v') = 1 - sum_w min(T(v, w), T(v', w)), one row against all at a time
     overlap = min(np.minimum(row[None, :], T).sum(axis=1).min() for row in T)
     return float(max(0.0, 1.0 - overlap))
@@ -315,8 +392,8 @@ def dobrushin_coefficient(model):
 
 # -- the update field ---------------------------------------------------------------------
 
-def _update(theta, nv, nh, q, k, decay=0.0):
-    chain = _Chain(theta, nv, nh)
+def _update(theta, space, q, k, decay=0.0):
+    chain = _Chain(theta, space)
     return chain.update(q, chain.after(q, k)) - decay * theta
 
 
@@ -371,10 +448,9 @@ def expected_update(model, q, k, *, weight_decay=0.0):
     >>> bool((ml - exact_ml).max_abs() < 1e-14)
     True
     """
-    q, k = _check(model, q, k)
+    space, q, k = _check(model, q, k)
     decay = check_positive_float(weight_decay, "weight_decay", allow_zero=True)
-    g = _update(_theta(model), model.n_visible, model.n_hidden, q, k, decay)
-    return Gradient.from_flat(g, model.n_visible, model.n_hidden)
+    return space.gradient(_update(_theta(model), space, q, k, decay))
 
 
 def update_jacobian(model, q, k, *, weight_decay=0.0):
@@ -406,17 +482,16 @@ def update_jacobian(model, q, k, *, weight_decay=0.0):
     >>> bool(np.abs(H - H.T).max() < 1e-14)
     True
     """
-    q, k = _check(model, q, k)
+    space, q, k = _check(model, q, k)
     decay = check_positive_float(weight_decay, "weight_decay", allow_zero=True)
-    nv, nh = model.n_visible, model.n_hidden
-    return _complex_step(lambda t: _update(t, nv, nh, q, k, decay), _theta(model))
+    return _complex_step(lambda t: _update(t, space, q, k, decay), _theta(model))
 
 
 # -- the objective ----------------------------------------------------------------------
 
-def _objective(theta, nv, nh, q, k):
+def _objective(theta, space, q, k):
     r"""KL(q||p) - KL(r||p) = sum q log q - sum r log r + sum (q - r) F: log Z cancels."""
-    chain = _Chain(theta, nv, nh)
+    chain = _Chain(theta, space)
     r = chain.after(q, k)
     nz = q > 0
     return np.sum(q[nz] * np.log(q[nz])) - np.sum(r * np.log(r)) + np.sum((q - r) * chain.F)
@@ -455,8 +530,8 @@ def cd_objective(model, q, k):
     >>> bool(abs(value - (kl(q, model) - kl(r, model))) < 1e-12)
     True
     """
-    q, k = _check(model, q, check_positive_int(k, "k"))
-    return float(_objective(_theta(model), model.n_visible, model.n_hidden, q, k))
+    space, q, k = _check(model, q, check_positive_int(k, "k"))
+    return float(_objective(_theta(model), space, q, k))
 
 
 def cd_objective_gradient(model, q, k):
@@ -477,10 +552,7 @@ def cd_objective_gradient(model, q, k):
         The direction of steepest *increase* of :math:`\mathrm{CD}_k`
         (CD's update goes the other way).
     """
-    q, k = _check(model, q, check_positive_int(k, "k"))
-    nv, nh = model.n_visible, model.n_hidden
-    g = _complex_step(lambda t: _objective(t, nv, nh, q, k), _theta(model))
-    return Gradient.from_flat(g, nv, nh)
+    return _gradient_of(_objective, model, q, k)
 
 
 def dropped_term(model, q, k):
@@ -524,8 +596,8 @@ def dropped_term(model, q, k):
     >>> bool((lhs - rhs).max_abs() < 1e-13)
     True
     """
-    q, k = _check(model, q, check_positive_int(k, "k"))
-    chain = _Chain(_theta(model), model.n_visible, model.n_hidden)
+    space, q, k = _check(model, q, check_positive_int(k, "k"))
+    chain = _Chain(_theta(model), space)
     V, H, A, B, S, R = chain.V, chain.H, chain.A, chain.B, chain.S, chain.R
     forward = [q]
     for _ in range(k):
@@ -545,13 +617,13 @@ def dropped_term(model, q, k):
     hidden = M @ H - M.sum(axis=1)[:, None] * S            # sum_h M(v,h) (h_j - S_vj)
     # d log p(v'|h): W_ij -> h_j (v'_i - R_hi), b_i -> v'_i - R_hi
     visible = N @ V - N.sum(axis=1)[:, None] * R           # sum_v' N(h,v') (v'_i - R_hi)
-    return Gradient(W=V.T @ hidden + visible.T @ H, b=visible.sum(axis=0),
-                    c=hidden.sum(axis=0))
+    return space.gradient(np.concatenate([(V.T @ hidden + visible.T @ H).ravel(),
+                                          visible.sum(axis=0), hidden.sum(axis=0)]))
 
 
-def _chain_divergence(theta, nv, nh, q, k):
+def _chain_divergence(theta, space, q, k):
     r"""KL(r_k || p) = sum r log r + sum r F + log Z, for real or complex theta."""
-    chain = _Chain(theta, nv, nh)
+    chain = _Chain(theta, space)
     r = chain.after(q, k)
     shift = np.max(-chain.F.real)
     log_z = shift + np.log(np.sum(np.exp(-chain.F - shift)))
@@ -594,10 +666,13 @@ def chain_divergence_gradient(model, q, k):
     >>> bool((lhs - rhs).max_abs() < 1e-13)
     True
     """
-    q, k = _check(model, q, check_positive_int(k, "k"))
-    nv, nh = model.n_visible, model.n_hidden
-    g = _complex_step(lambda t: _chain_divergence(t, nv, nh, q, k), _theta(model))
-    return Gradient.from_flat(g, nv, nh)
+    return _gradient_of(_chain_divergence, model, q, k)
+
+
+def _gradient_of(f, model, q, k):
+    """The gradient of ``f(theta, space, q, k)`` at the model's parameters, by the complex step."""
+    space, q, k = _check(model, q, check_positive_int(k, "k"))
+    return space.gradient(_complex_step(lambda t: f(t, space, q, k), _theta(model)))
 
 
 # -- is it a gradient, and where does it stop? ------------------------------------------
@@ -640,10 +715,8 @@ def loop_integral(model, q, k, u, w, *, radius, n_points=64):
     >>> bool(abs(loop_integral(model, q, None, u, w, radius=0.5)) < 1e-14)
     True
     """
-    q, k = _check(model, q, k)
-    nv, nh = model.n_visible, model.n_hidden
-    n_params = nv * nh + nv + nh
-    u, w = _direction(u, n_params, "u"), _direction(w, n_params, "w")
+    space, q, k = _check(model, q, k)
+    u, w = _direction(u, space.size, "u"), _direction(w, space.size, "w")
     radius = check_positive_float(radius, "radius")
     n_points = check_positive_int(n_points, "n_points", minimum=3)
     theta0 = _theta(model)
@@ -651,7 +724,7 @@ def loop_integral(model, q, k, u, w, *, radius, n_points=64):
     for t in 2 * np.pi * np.arange(n_points) / n_points:
         point = theta0 + radius * (np.cos(t) * u + np.sin(t) * w)
         velocity = radius * (-np.sin(t) * u + np.cos(t) * w)
-        total += _update(point, nv, nh, q, k) @ velocity
+        total += _update(point, space, q, k) @ velocity
     return float(total * 2 * np.pi / n_points)
 
 
@@ -701,16 +774,15 @@ def fixed_point(model, q, k, *, weight_decay=0.0, ascent_steps=0, learning_rate=
     >>> bool(expected_update(ml, q, None).max_abs() <= 1e-12)
     True
     """
-    q, k = _check(model, q, k)
+    space, q, k = _check(model, q, k)
     decay = check_positive_float(weight_decay, "weight_decay", allow_zero=True)
     ascent_steps = check_positive_int(ascent_steps, "ascent_steps", minimum=0)
     learning_rate = check_positive_float(learning_rate, "learning_rate")
     tol = check_positive_float(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
-    nv, nh = model.n_visible, model.n_hidden
 
     def field(t):
-        return _update(t, nv, nh, q, k, decay)
+        return _update(t, space, q, k, decay)
 
     theta = _theta(model)
     for _ in range(ascent_steps):
@@ -734,5 +806,4 @@ def fixed_point(model, q, k, *, weight_decay=0.0, ascent_steps=0, learning_rate=
     if not np.abs(g).max() <= tol:
         raise RuntimeError(f"Newton's method did not reach max |g| <= {tol:g} in {max_iter} "
                            f"steps (max |g| = {np.abs(g).max():.3g})")
-    found = Gradient.from_flat(theta, nv, nh)
-    return RBM(found.W, found.b, found.c)
+    return space.model(theta)

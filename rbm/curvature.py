@@ -26,12 +26,16 @@ Memory: the visible states and their conditional statistics, about
 discrete layers (±1 spins, Potts units): the statistics are then
 :math:`-\partial E/\partial\theta` of every parameter, in the order of
 :meth:`rbm.model.RBM.parameters`, and every joint state :math:`(v, h)` is enumerated
-(at most ``2**MAX_CURVATURE_JOINT`` of them).  The symmetries, centering and
-:func:`add_hidden_unit` are written for the binary model.
+(at most ``2**MAX_CURVATURE_JOINT`` of them).  :func:`permute_hidden` takes any
+two layers, :func:`flip_hidden` a hidden layer of two-state units ({0,1} or ±1),
+:func:`to_centered` and :func:`from_centered` any two discrete layers;
+:func:`add_hidden_unit`, :func:`saddle_model` and :func:`saddle_curvature` are
+written for {0,1} units (the last two take binary data, not a model).
 """
 
 import numpy as np
 
+from rbm._kernels import discrete_bits
 from rbm._validation import check_array_size, check_binary, check_enumeration_size
 from rbm.exact import all_states, gradient, log_prob
 from rbm.model import RBM, Gradient, check_model
@@ -78,16 +82,10 @@ def _check_size(model, what):
 
 def _general(model, what):
     """Whether `model` takes the general path (two discrete layers, not both {0,1})."""
-    check_model(model)
-    if model.is_binary:
+    bits = discrete_bits(model, what)
+    if bits is None:
         return False
-    for side in ("visible", "hidden"):
-        layer = getattr(model, side)
-        if not layer.discrete:
-            raise ValueError(f"{what} enumerates both layers and needs discrete units; "
-                             f"model.{side} is {layer!r}, which is continuous")
-    bits = (model.n_visible * np.log2(model.visible.n_states)
-            + model.n_hidden * np.log2(model.hidden.n_states))
+    bits = sum(bits)
     check_enumeration_size(int(np.ceil(bits - 1e-9)), what, limit=MAX_CURVATURE_JOINT)
     check_array_size(2**int(np.ceil(bits)) * n_parameters(model), what)
     return True
@@ -246,6 +244,17 @@ def flip_hidden(model, j):
     so column `j` of ``W`` and ``c[j]`` change sign and ``b`` gains column `j`
     of ``W``; the constant :math:`c_j` only rescales :math:`Z`.
 
+    Any hidden layer of two-state units and any visible layer: with a unit's
+    statistic :math:`s = \alpha x + \beta` of a bit :math:`x`, the relabelled
+    statistic is :math:`\kappa - s` with :math:`\kappa = \alpha + 2\beta` (1 for
+    {0,1} units, 0 for ±1 units: :math:`h_j \to -h_j`), and the visible layer's
+    input gains :math:`\kappa` times column `j` of ``W`` (its ``input_shift``).
+
+    Raises
+    ------
+    ValueError
+        If the hidden layer's units do not have two states, or `j` is no unit.
+
     Examples
     --------
     >>> from rbm import exact
@@ -254,44 +263,75 @@ def flip_hidden(model, j):
     >>> bool(np.allclose(exact.log_prob(flip_hidden(model, 1), v), exact.log_prob(model, v)))
     True
     """
-    check_model(model, binary="flip_hidden")
+    check_model(model)
+    if model.hidden.bits is None:
+        raise ValueError(f"flip_hidden relabels units of two states ({{0,1}} or ±1); "
+                         f"model.hidden is {model.hidden!r}")
     if not isinstance(j, (int, np.integer)) or isinstance(j, bool) or not 0 <= j < model.n_hidden:
         raise ValueError(f"j must be an integer in [0, {model.n_hidden}), got {j!r}")
-    W, b, c = model.W.copy(), model.b.copy(), model.c.copy()
-    b += W[:, j]
-    W[:, j] *= -1.0
-    c[j] *= -1.0
-    return RBM(W, b, c)
+    alpha, beta = model.hidden.bits
+    W, visible, hidden = model.W.copy(), model.visible.copy(), model.hidden.copy()
+    for key, change in visible.input_shift((alpha + 2.0 * beta) * W[..., j]).items():
+        getattr(visible, key)[...] += change
+    W[..., j] *= -1.0
+    hidden.bias[j] *= -1.0
+    return RBM(W, visible, hidden)
 
 
 def permute_hidden(model, order):
-    """The RBM with its hidden units reordered by `order` (a permutation); the same :math:`p(v)`."""
-    check_model(model, binary="permute_hidden")
+    """The RBM with its hidden units reordered by `order` (a permutation); the same :math:`p(v)`.
+
+    Any two layers: the hidden units' parameters and their weights are reordered together.
+    """
+    check_model(model)
     order = np.asarray(order)
     if order.shape != (model.n_hidden,) or not np.array_equal(np.sort(order),
                                                               np.arange(model.n_hidden)):
         raise ValueError(f"order must be a permutation of range({model.n_hidden}), "
                          f"got {order.tolist()}")
-    return RBM(model.W[:, order], model.b.copy(), model.c[order])
+    hidden = model.hidden.copy()
+    for key, value in model.hidden.parameters().items():
+        getattr(hidden, key)[...] = value[order]
+    return RBM(np.take(model.W, order, axis=len(model.visible.shape)), model.visible, hidden)
 
 
-def _check_offsets(mu, lam, n_visible, n_hidden):
+def _check_offsets(mu, lam, visible_shape, hidden_shape):
     mu, lam = np.asarray(mu, dtype=float), np.asarray(lam, dtype=float)
-    if mu.shape != (n_visible,) or lam.shape != (n_hidden,):
-        raise ValueError(f"mu must have shape ({n_visible},) and lam ({n_hidden},), "
-                         f"got {mu.shape} and {lam.shape}")
+    if mu.shape != tuple(visible_shape) or lam.shape != tuple(hidden_shape):
+        raise ValueError(f"mu must have shape {tuple(visible_shape)} and lam "
+                         f"{tuple(hidden_shape)}, got {mu.shape} and {lam.shape}")
     if not (np.isfinite(mu).all() and np.isfinite(lam).all()):
         raise ValueError("mu and lam must be finite")
     return mu, lam
 
 
-def from_centered(centered, mu, lam):
+def _centering_layers(model, what):
+    """Both layers, refused unless discrete (energy -bias . s, which centering rewrites)."""
+    for side in ("visible", "hidden"):
+        layer = getattr(model, side)
+        if not layer.discrete:
+            raise ValueError(f"{what} centres the statistics of layers with energy "
+                             f"-bias . s(x) (discrete units); model.{side} is {layer!r}, "
+                             f"which is continuous")
+    return model.visible.shape, model.hidden.shape
+
+
+def _shift(W, mu, lam):
+    r""":math:`W\lambda` and :math:`W^\top\mu` over the layers' statistics, in their shapes."""
+    dv, dh = mu.size, lam.size
+    W2 = W.reshape(dv, dh)
+    return (W2 @ lam.ravel()).reshape(mu.shape), (W2.T @ mu.ravel()).reshape(lam.shape)
+
+
+def from_centered(centered, mu, lam, *, like=None):
     r"""The ordinary RBM of a centered one; the same distribution.
 
     A centered RBM has the energy
     :math:`E = -(v - \mu)^\top \tilde b - (h - \lambda)^\top \tilde c - (v - \mu)^\top \tilde W (h - \lambda)`.
     Expanding it and dropping constants gives :math:`W = \tilde W`,
     :math:`b = \tilde b - \tilde W \lambda`, :math:`c = \tilde c - \tilde W^\top \mu`.
+    For discrete layers ({0,1}, ±1, Potts) :math:`v` and :math:`h` stand for
+    the statistics :math:`s(v)`, :math:`s(h)` and the offsets have their shapes.
 
     Parameters
     ----------
@@ -299,19 +339,38 @@ def from_centered(centered, mu, lam):
         The centered parameters :math:`(\tilde W, \tilde b, \tilde c)` (a
         :class:`~rbm.model.Gradient` is the parameter-shaped container).
     mu, lam : array_like
-        The visible and hidden offsets, of lengths ``n_visible`` and ``n_hidden``.
+        The visible and hidden offsets, of the shapes of ``b`` and ``c``
+        (lengths ``n_visible`` and ``n_hidden`` for the binary model).
+    like : RBM, optional
+        A model whose layers the result takes (their biases replaced); by
+        default two {0,1} layers.
     """
     if not isinstance(centered, Gradient):
         raise TypeError(f"centered must be an rbm.Gradient, got {type(centered).__name__}")
-    mu, lam = _check_offsets(mu, lam, *centered.W.shape)
-    return RBM(centered.W.copy(), centered.b - centered.W @ lam, centered.c - centered.W.T @ mu)
+    if like is None:
+        mu, lam = _check_offsets(mu, lam, *((n,) for n in centered.W.shape))
+        b_shift, c_shift = _shift(centered.W, mu, lam)
+        return RBM(centered.W.copy(), centered.b - b_shift, centered.c - c_shift)
+    check_model(like, "like")
+    mu, lam = _check_offsets(mu, lam, *_centering_layers(like, "from_centered"))
+    b_shift, c_shift = _shift(centered.W, mu, lam)
+    visible, hidden = like.visible.copy(), like.hidden.copy()
+    visible.bias[...] = centered.b - b_shift
+    hidden.bias[...] = centered.c - c_shift
+    return RBM(centered.W.copy(), visible, hidden)
 
 
 def to_centered(model, mu, lam):
-    """The centered parameters of `model` for the offsets `mu`, `lam`; inverse of :func:`from_centered`."""
-    check_model(model, binary="to_centered")
-    mu, lam = _check_offsets(mu, lam, model.n_visible, model.n_hidden)
-    return Gradient(model.W.copy(), model.b + model.W @ lam, model.c + model.W.T @ mu)
+    """The centered parameters of `model` for the offsets `mu`, `lam`; inverse of :func:`from_centered`.
+
+    Any two discrete layers ({0,1}, ±1, Potts; pass ``like=model`` to
+    :func:`from_centered` to return); a continuous layer is refused with a
+    ValueError naming it.
+    """
+    check_model(model)
+    mu, lam = _check_offsets(mu, lam, *_centering_layers(model, "to_centered"))
+    b_shift, c_shift = _shift(model.W, mu, lam)
+    return Gradient(model.W.copy(), model.b + b_shift, model.c + c_shift)
 
 
 def centering_jacobian(n_visible, n_hidden, mu, lam):
@@ -321,7 +380,7 @@ def centering_jacobian(n_visible, n_hidden, mu, lam):
     :math:`\nabla_{\tilde\theta} = J^\top \nabla_\theta` and the Fisher matrix as
     :math:`J^\top F J`.
     """
-    mu, lam = _check_offsets(mu, lam, n_visible, n_hidden)
+    mu, lam = _check_offsets(mu, lam, (n_visible,), (n_hidden,))
     n_w = n_visible * n_hidden
     d = n_w + n_visible + n_hidden
     J = np.eye(d)

@@ -675,6 +675,13 @@ def data_expectations(model, data):
     return Expectations(vh=vh, v=S.mean(axis=0), h=P.mean(axis=0))
 
 
+def _moments(model, layer, chunk_size, n_threads, engine, executor):
+    """The sums of the moments pass: Expectations (binary engine) or a dict of named sums."""
+    check_model(model)
+    return _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
+                      n_threads=n_threads, engine=engine, executor=executor)[1]
+
+
 def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, engine=None,
                        executor=None):
     r"""Exact moments under the model: :math:`\langle s(v) s(h)^\top\rangle`, :math:`\langle s(v)\rangle`, :math:`\langle s(h)\rangle`.
@@ -696,9 +703,7 @@ def model_expectations(model, *, layer=None, chunk_size=None, n_threads=None, en
         Each entry with an absolute error of at most about
         :math:`4\epsilon(1 + \|\theta\|_1)` (see the module notes).
     """
-    check_model(model)
-    found = _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
-                       n_threads=n_threads, engine=engine, executor=executor)[1]
+    found = _moments(model, layer, chunk_size, n_threads, engine, executor)
     if isinstance(found, Expectations):
         return found
     return Expectations(vh=found["cross"], v=found["v"], h=found["h"])
@@ -746,9 +751,7 @@ def model_statistics(model, *, layer=None, chunk_size=None, n_threads=None, engi
     -------
     Gradient
     """
-    check_model(model)
-    found = _enumerate(model, layer=layer, moments=True, chunk_size=chunk_size,
-                       n_threads=n_threads, engine=engine, executor=executor)[1]
+    found = _moments(model, layer, chunk_size, n_threads, engine, executor)
     if isinstance(found, Expectations):
         return Gradient(W=found.vh, b=found.v, c=found.h)
     fields = {"W": found["cross"]}

@@ -50,6 +50,11 @@ Markov step serves tempering and annealing alike).  Methods:
     given states.  ``bits`` is ``(alpha, beta)`` when the statistic is
     ``alpha * x + beta`` of a {0,1} bit (Binary, Spin), which lets the fast
     engines of :mod:`rbm.exact` and :mod:`rbm.training` run; else ``None``.
+``input_shift(delta)``
+    The change of parameters equivalent to adding `delta` (of shape ``shape``) to
+    every input: ``bias`` by `delta` for discrete units, by :math:`\sigma\delta`
+    for Gaussian ones, ``theta`` by :math:`-\delta` for ReLU units (dReLU:
+    :math:`\theta_\pm` by :math:`\mp\delta`).
 ``random_states(n, *, rng)``, ``base()``, ``anneal(base, beta)``
     Starting states for chains; the base layer of annealed importance
     sampling; the layer whose energy is :math:`(1-\beta)E_\text{base} + \beta E`.
@@ -266,6 +271,13 @@ class Layer:
     def statistic(self, x):
         r""":math:`s(x) = x`."""
         return x
+
+    def input_shift(self, delta):
+        r"""The parameter changes (by name) equivalent to adding `delta` to every input.
+
+        For units with energy :math:`-b\cdot s(x)` ({0,1}, ±1, Potts), ``bias`` by `delta`.
+        """
+        return {"bias": delta}
 
     def conditional_statistics(self, I):
         """``mean_statistic`` and ``normaliser_gradient`` at once, for the sampling
@@ -612,6 +624,11 @@ class Gaussian(Layer):
         r""":math:`s(x) = x / \sigma`."""
         return x / self.sigma
 
+    def input_shift(self, delta):
+        r"""``bias`` by :math:`\sigma\delta`: the energy's :math:`b x/\sigma^2` meets the
+        input's :math:`\delta x / \sigma`."""
+        return {"bias": self.sigma * delta}
+
     def energy(self, x):
         r""":math:`\sum_i (x_i - b_i)^2 / 2\sigma_i^2`, one number per row."""
         return 0.5 * (((x - self.bias) / self.sigma) ** 2).sum(axis=1)
@@ -690,6 +707,11 @@ class ReLU(Layer):
     _names = ("gamma", "theta")
     discrete = False
 
+    @staticmethod
+    def input_shift(delta):
+        r"""``theta`` by :math:`-\delta` (a unit sees :math:`I - \theta`)."""
+        return {"theta": -delta}
+
     def __init__(self, theta, gamma=1.0):
         self.theta = _vector(theta, "theta")
         self.gamma = _positive(gamma, "gamma", self.theta.shape[0])
@@ -767,6 +789,12 @@ class DReLU(Layer):
 
     _names = ("gamma_plus", "theta_plus", "gamma_minus", "theta_minus")
     discrete = False
+
+    @staticmethod
+    def input_shift(delta):
+        r""":math:`\theta_+` by :math:`-\delta` and :math:`\theta_-` by :math:`+\delta`
+        (the two halves see :math:`I - \theta_+` and :math:`-I - \theta_-`)."""
+        return {"theta_plus": -delta, "theta_minus": delta}
 
     def __init__(self, theta_plus, theta_minus, gamma_plus=1.0, gamma_minus=1.0):
         self.theta_plus = _vector(theta_plus, "theta_plus")

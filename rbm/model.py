@@ -403,6 +403,17 @@ class RBM:
 
     # -- conditionals -----------------------------------------------------
 
+    def _given(self, x, side, op):
+        """``op(layer, input)`` for the other layer, given rows `x` of `side` (checked)."""
+        self.check()
+        source = getattr(self, side)
+        x2, single = source.check_states(x, "v" if side == "visible" else "h")
+        if side == "visible":
+            out = op(self.hidden, self.input_hidden(x2))
+        else:
+            out = op(self.visible, self.input_visible(x2))
+        return out[0] if single else out
+
     def mean_h_given_v(self, v):
         r""":math:`\mathbb E[h \mid v]` for every hidden unit (binary: :math:`\sigma(c + W^\top v)`).
 
@@ -415,10 +426,7 @@ class RBM:
         ndarray of shape (n_hidden,) or (n_samples, n_hidden)
             (for Potts hidden units, the probability of each category).
         """
-        self.check()
-        v2, single = self.visible.check_states(v, "v")
-        p = self.hidden.mean(self.input_hidden(v2))
-        return p[0] if single else p
+        return self._given(v, "visible", lambda layer, I: layer.mean(I))
 
     def mean_v_given_h(self, h):
         r""":math:`\mathbb E[v \mid h]` for every visible unit (binary: :math:`\sigma(b + W h)`).
@@ -432,10 +440,7 @@ class RBM:
         ndarray of shape (n_visible,) or (n_samples, n_visible)
             (for Potts visible units, the probability of each category).
         """
-        self.check()
-        h2, single = self.hidden.check_states(h, "h")
-        p = self.visible.mean(self.input_visible(h2))
-        return p[0] if single else p
+        return self._given(h, "hidden", lambda layer, I: layer.mean(I))
 
     def prob_h_given_v(self, v):
         r""":math:`p(h_j = 1 \mid v) = \sigma(c_j + \sum_i W_{ij} v_i)`: :meth:`mean_h_given_v`.
@@ -477,10 +482,8 @@ class RBM:
         ndarray of shape (n_hidden,) or (n_samples, n_hidden)
             States as float64 (zeros and ones for the binary model).
         """
-        self.check()
-        v2, single = self.visible.check_states(v, "v")
-        h = self.hidden.sample(self.input_hidden(v2), rng=check_rng(rng), beta=beta)
-        return h[0] if single else h
+        return self._given(v, "visible",
+                           lambda layer, I: layer.sample(I, rng=check_rng(rng), beta=beta))
 
     def sample_v_given_h(self, h, *, rng, beta=1.0):
         r"""Draw ``v ~ p(v | h)`` (at inverse temperature `beta`), each visible unit independently.
@@ -495,10 +498,8 @@ class RBM:
         -------
         ndarray of shape (n_visible,) or (n_samples, n_visible)
         """
-        self.check()
-        h2, single = self.hidden.check_states(h, "h")
-        v = self.visible.sample(self.input_visible(h2), rng=check_rng(rng), beta=beta)
-        return v[0] if single else v
+        return self._given(h, "hidden",
+                           lambda layer, I: layer.sample(I, rng=check_rng(rng), beta=beta))
 
 
 class Gradient:
@@ -656,13 +657,14 @@ def zero_sum_gauge(model):
     :math:`b_{i,a} \to b_{i,a} - \bar b_i` (bars: means over the categories
     :math:`a`); the hidden input loses :math:`\sum_i \bar W_{i,\mu}` for every
     visible state, which the hidden layer's field regains.  :math:`p(v, h)` is
-    unchanged; :math:`\log Z` changes by :math:`-\sum_i \bar b_i`.
+    unchanged; :math:`\log Z` changes by :math:`-\sum_i \bar b_i` (for a Gaussian
+    hidden layer also by the change of its energy's constant :math:`b^2/2\sigma^2`).
 
     Parameters
     ----------
     model : RBM
-        With a Potts visible layer and a hidden layer with a field (Binary,
-        Spin, ReLU or DReLU).
+        With a Potts visible layer and any hidden layer (its ``input_shift``
+        moves its field).
 
     Returns
     -------
@@ -676,14 +678,6 @@ def zero_sum_gauge(model):
     visible = model.visible.copy()
     visible.bias -= visible.bias.mean(axis=1, keepdims=True)
     hidden = model.hidden.copy()
-    params = hidden.parameters()
-    if "bias" in params and len(hidden.shape) == 1 and hidden.discrete:
-        hidden.bias += shift
-    elif "theta_plus" in params:
-        hidden.theta_plus -= shift
-        hidden.theta_minus += shift
-    elif "theta" in params:
-        hidden.theta -= shift
-    else:
-        raise ValueError(f"zero_sum_gauge cannot move the field of {hidden!r}")
+    for key, change in hidden.input_shift(shift).items():
+        getattr(hidden, key)[...] += change
     return RBM(model.W - W_mean, visible, hidden)

@@ -37,7 +37,7 @@ from rbm._validation import (
 from rbm._fused import FusedTrainer
 from rbm.estimators import CD, PCD
 from rbm.exact import enumerated_side, log_likelihood
-from rbm.model import Gradient, check_model
+from rbm.model import Gradient, check_model, parameter_names
 
 __all__ = ["MAX_TRACKING_BITS", "History", "SparsityPenalty", "reconstruction_error", "train"]
 
@@ -136,13 +136,23 @@ class SparsityPenalty:
         \hat g_{c_j} \leftarrow \hat g_{c_j} - \kappa\, (q_j - \rho), \qquad
         \hat g_{W_{ij}} \leftarrow \hat g_{W_{ij}} - \kappa\, \bar v_i\, (q_j - \rho).
 
+    Any hidden layer has the same rule with :math:`\bar p_j` the batch mean of
+    :math:`\mathbb E[h_j \mid v]` (for Potts units, of each category's
+    probability), :math:`\bar v_i` that of the visible statistic
+    :math:`s(v)_i`, and the push on the unit's input applied to the
+    parameters that set its field (``input_shift`` of :mod:`rbm.layers`: the
+    bias of {0,1}, ±1, Potts and Gaussian units, :math:`\theta` of (d)ReLU
+    units): since a unit's mean rises with its input, the push moves the mean
+    towards :math:`\rho`.
+
     Parameters
     ----------
     estimator : object
-        Any estimator with ``gradient(model, batch, *, rng) -> Gradient``
-        for a binary :class:`~rbm.model.RBM`.
+        Any estimator with ``gradient(model, batch, *, rng) -> Gradient``.
     target : float
-        :math:`\rho \in (0, 1)`, the desired mean activation.
+        :math:`\rho`, the desired mean activation: inside the range of the
+        hidden unit's mean, :math:`(0, 1)` for {0,1} and Potts units,
+        :math:`(-1, 1)` for ±1 units (checked when the model is seen).
     cost : float
         :math:`\kappa \ge 0`, the weight of the penalty.
     decay : float, default 0.9
@@ -151,7 +161,8 @@ class SparsityPenalty:
     Raises
     ------
     ValueError
-        If `target`, `cost` or `decay` is out of range.
+        If `target`, `cost` or `decay` is out of range (`target` for the
+        model's hidden layer at :meth:`gradient`).
     TypeError
         If `estimator` has no ``gradient`` method.
 
@@ -172,9 +183,8 @@ class SparsityPenalty:
         if not callable(getattr(estimator, "gradient", None)):
             raise TypeError(f"estimator must have a method gradient(model, batch, *, rng); got "
                             f"{type(estimator).__name__}")
-        target = check_positive_float(target, "target")
-        if target >= 1:
-            raise ValueError(f"target must be in (0, 1), got {target}")
+        if not (isinstance(target, (int, float, np.floating)) and np.isfinite(target)):
+            raise ValueError(f"target must be a finite number, got {target!r}")
         decay = check_positive_float(decay, "decay", allow_zero=True)
         if decay >= 1:
             raise ValueError(f"decay must be in [0, 1), got {decay}")
@@ -186,13 +196,24 @@ class SparsityPenalty:
 
     def gradient(self, model, batch, *, rng):
         """The wrapped estimator's gradient with the penalty added (see the class)."""
-        check_model(model, binary="SparsityPenalty")
+        check_model(model)
+        hidden = model.hidden
+        if hidden.discrete:  # the mean of a discrete unit lies strictly inside its range
+            low, high = (hidden.values[0], hidden.values[-1]) if hidden.bits else (0.0, 1.0)
+            if not low < self.target < high:
+                raise ValueError(f"target must be in ({low:g}, {high:g}), the range of the mean "
+                                 f"of model.hidden ({hidden!r}), got {self.target}")
         batch, _ = model.visible.check_states(batch, "batch", allow_1d=False)
         g = self.estimator.gradient(model, batch, rng=rng)
         now = model.prob_h_given_v(batch).mean(axis=0)
         self.q = now if self.q is None else self.decay * self.q + (1 - self.decay) * now
         push = self.cost * (self.q - self.target)
-        return Gradient(W=g.W - np.outer(batch.mean(axis=0), push), b=g.b, c=g.c - push)
+        fields = dict(g.fields)
+        fields["W"] = g.W - np.multiply.outer(model.visible.statistic(batch).mean(axis=0), push)
+        names = parameter_names("hidden", hidden)
+        for key, change in hidden.input_shift(push).items():
+            fields[names[key]] = fields[names[key]] - change
+        return Gradient.from_fields(fields)
 
 
 def reconstruction_error(model, data):

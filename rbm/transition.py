@@ -28,7 +28,7 @@ from rbm._validation import (
     check_positive_int,
 )
 from rbm._enumeration import states
-from rbm._kernels import row_statistics
+from rbm._kernels import discrete_bits, row_statistics
 from rbm.exact import all_states, data_expectations, data_statistics, empirical_distribution
 from rbm.model import Gradient, check_model
 from rbm.special import sigmoid, softplus
@@ -375,16 +375,10 @@ def cd1_variant_expected_gradient(model, data, *, reconstruction="sample",
 
 def _general(model, what):
     """Whether `model` takes the general path (not two {0,1} layers); refuses continuous ones."""
-    check_model(model)
-    if model.is_binary:
+    bits = discrete_bits(model, what)
+    if bits is None:
         return False
-    for side in ("visible", "hidden"):
-        layer = getattr(model, side)
-        if not layer.discrete:
-            raise ValueError(f"{what} enumerates both layers and needs discrete units; "
-                             f"model.{side} is {layer!r}, which is continuous")
-    bits_v = model.n_visible * np.log2(model.visible.n_states)
-    bits_h = model.n_hidden * np.log2(model.hidden.n_states)
+    bits_v, bits_h = bits
     check_enumeration_size(int(np.ceil(bits_v - 1e-9)), f"{what} over the visible states",
                            limit=MAX_TRANSITION_BITS)
     check_enumeration_size(int(np.ceil(bits_v + bits_h - 1e-9)),

@@ -279,7 +279,7 @@ def test_an_algorithm_names_the_layer_and_the_property_it_needs():
         transition.gibbs_transition_matrix(_model(("gaussian", "binary")))
     from rbm import curvature
     with pytest.raises(ValueError, match=r"\{0,1\} units.*model.visible is Spin"):
-        curvature.flip_hidden(_model(("spin", "binary")), 0)
+        curvature.add_hidden_unit(_model(("spin", "binary")), [1, 0, 1], 1.0)
 
 
 def test_spin_model_equals_its_binary_image():
@@ -299,15 +299,21 @@ def test_spin_model_equals_its_binary_image():
                                exact.visible_distribution(image), rtol=1e-12)
 
 
-def test_potts_zero_sum_gauge_keeps_the_distribution():
-    model = _model(("potts", "binary"))
+@pytest.mark.parametrize("hidden", ["binary", "gaussian", "relu", "drelu", "potts"])
+def test_potts_zero_sum_gauge_keeps_the_distribution(hidden):
+    model = _model(("potts", hidden))
     gauged = zero_sum_gauge(model)
     np.testing.assert_allclose(gauged.W.sum(axis=1), 0.0, atol=1e-14)
     np.testing.assert_allclose(gauged.b.sum(axis=1), 0.0, atol=1e-14)
+    v = model.visible.random_states(4, rng=1)   # the free energy moves by a constant only
+    shift = gauged.free_energy(v) - model.free_energy(v)
+    np.testing.assert_allclose(shift, shift[0], rtol=1e-12)
     np.testing.assert_allclose(exact.visible_distribution(gauged),
                                exact.visible_distribution(model), rtol=1e-12)
-    assert exact.log_partition(gauged) == pytest.approx(
-        exact.log_partition(model) - model.b.mean(axis=1).sum(), rel=1e-13)
+    assert exact.log_partition(gauged) == pytest.approx(exact.log_partition(model) - shift[0],
+                                                        rel=1e-13)
+    if hidden != "gaussian":  # energy linear in the field: the constant is the mean of b
+        assert shift[0] == pytest.approx(model.b.mean(axis=1).sum(), rel=1e-12)
     g = exact.gradient(model, model.visible.random_states(5, rng=0))
     np.testing.assert_allclose(g.b.sum(axis=1), 0.0, atol=1e-14)  # training keeps b's gauge
 

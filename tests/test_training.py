@@ -306,7 +306,7 @@ def test_sparsity_penalty_keeps_a_running_average_and_lowers_activity_in_trainin
 
 
 @pytest.mark.parametrize("kwargs, error", [
-    (dict(target=0.0, cost=1.0), ValueError), (dict(target=1.0, cost=1.0), ValueError),
+    (dict(target=np.nan, cost=1.0), ValueError), (dict(target="0.1", cost=1.0), ValueError),
     (dict(target=0.1, cost=-1.0), ValueError), (dict(target=0.1, cost=1.0, decay=1.0), ValueError),
 ])
 def test_sparsity_penalty_rejects_bad_arguments(kwargs, error):
@@ -316,3 +316,12 @@ def test_sparsity_penalty_rejects_bad_arguments(kwargs, error):
         SparsityPenalty(ExactGradient(), **kwargs)
     with pytest.raises(TypeError, match="estimator"):
         SparsityPenalty(object(), target=0.1, cost=1.0)
+
+
+@pytest.mark.parametrize("target", [0.0, 1.0, -0.5])
+def test_sparsity_penalty_refuses_a_target_outside_the_hidden_units_range(target):
+    from rbm.training import SparsityPenalty
+
+    sparse = SparsityPenalty(ExactGradient(), target=target, cost=1.0)
+    with pytest.raises(ValueError, match=r"target must be in \(0, 1\).*Binary"):
+        sparse.gradient(RBM.random(4, 3, rng=0), DATA, rng=0)
