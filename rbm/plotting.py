@@ -11,6 +11,7 @@ whose pixels an SVG would only wrap (:func:`figure_format`).
 
 import base64
 import io
+import numbers
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -312,7 +313,8 @@ def draw_cd_chain(k=2, ax=None):
     return ax.figure
 
 
-def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False, frame=False):
+def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False, frame=False,
+                width=6.6):
     """Show flat images side by side in a grid of small panels.
 
     Parameters
@@ -331,11 +333,14 @@ def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False,
     frame : bool, default False
         Draw a thin grey frame around each image, so that an image with white
         pixels at its border (or an all-white image) keeps its outline.
+    width : float, default 6.6
+        Width of the figure in inches (the book's column); a square grid of
+        few columns reads better narrower. The height follows from the grid.
 
     Returns
     -------
     matplotlib.figure.Figure
-        A new figure 6.6 in wide, with one axes per grid cell.
+        A new figure `width` inches wide, with one axes per grid cell.
 
     Examples
     --------
@@ -354,9 +359,10 @@ def show_images(images, image_shape, n_cols=10, *, titles=None, symmetric=False,
     if titles is not None and len(titles) != len(images):
         raise ValueError(f"titles must have one entry per image ({len(images)}), "
                          f"got {len(titles)}")
+    if isinstance(width, bool) or not isinstance(width, numbers.Real) or not 0 < width <= 8.6:
+        raise ValueError(f"width must be a number of inches in (0, 8.6], got {width!r}")
     n_cols = min(n_cols, len(images))
     n_rows = -(-len(images) // n_cols)
-    width = 6.6
     height = width / n_cols * n_rows * image_shape[0] / image_shape[1]
     if titles is not None:
         height += 0.25 * n_rows

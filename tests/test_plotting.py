@@ -70,6 +70,12 @@ def test_image_grid_shows_each_image_in_its_own_panel_with_its_pixels():
     assert fig.get_figwidth() == pytest.approx(6.6)
 
 
+def test_image_grid_of_a_given_width_keeps_its_images_square():
+    fig = show_images(np.zeros((16, 64)), (8, 8), n_cols=4, width=4.0)
+    assert fig.get_figwidth() == pytest.approx(4.0)
+    assert fig.get_figheight() == pytest.approx(4.0)  # 4 x 4 square images
+
+
 def test_symmetric_image_grid_centres_the_colour_scale_on_zero():
     fig = show_images(np.array([[-1.0, 0.5, 0.0, 2.0]]), (2, 2), symmetric=True)
     image = fig.axes[0].images[0]
@@ -81,6 +87,8 @@ def test_symmetric_image_grid_centres_the_colour_scale_on_zero():
     ((np.zeros(4), (2, 2)), {}, "images"),
     ((np.zeros((2, 4)), (2, 2)), {"n_cols": 0}, "n_cols"),
     ((np.zeros((2, 4)), (2, 2)), {"titles": ["one"]}, "titles"),
+    ((np.zeros((2, 4)), (2, 2)), {"width": 0}, "width"),
+    ((np.zeros((2, 4)), (2, 2)), {"width": 9.0}, "width"),
 ])
 def test_image_grid_refuses_inconsistent_input_by_name(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
