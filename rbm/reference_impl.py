@@ -17,7 +17,7 @@ from scipy.special import expit
 
 __all__ = ["BUGS", "NumpyRBM"]
 
-#: The planted bugs: name -> what the code does wrong.
+#: Each planted bug, by name, with what the code does wrong.
 BUGS = {
     "h from previous v": "in a chain of Gibbs steps, h_t is drawn from v_{t-1} instead of v_t",
     "v_k paired with h_0": "CD's negative statistic pairs v_k with h_0, the hidden sample of "
