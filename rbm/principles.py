@@ -70,7 +70,7 @@ from rbm.special import logsumexp, sigmoid, softplus
 
 __all__ = ["free_energy_gradient", "single_unit_neighbours", "PseudoLikelihood",
            "RatioMatching", "MinimumProbabilityFlow", "NoiseContrastive", "fit_noise_layer",
-           "ScoreMatching", "DenoisingScoreMatching"]
+           "ScoreMatching", "DenoisingScoreMatching", "fit"]
 
 
 # -- shared pieces --------------------------------------------------------------------
@@ -805,3 +805,119 @@ class DenoisingScoreMatching:
         x = np.repeat(_rows(model, data), self.n_corruptions, axis=0)
         eps = check_rng(rng).standard_normal(x.shape)
         return self.objective_gradient(model, x, eps)
+
+
+# -- full-batch fitting -----------------------------------------------------------------
+
+def _flat(model):
+    return np.concatenate([p.ravel() for p in model.parameters().values()])
+
+
+def _set_flat(model, theta):
+    start = 0
+    for p in model.parameters().values():
+        p[...] = theta[start:start + p.size].reshape(p.shape)
+        start += p.size
+
+
+def fit(model, data, principle, *, rng=None, max_iter=1000, gtol=1e-9):
+    r"""Maximise a principle's objective on `data` by L-BFGS (full batch), from `model`.
+
+    The estimate :math:`\hat\theta_N` of the principle on a sample of `N`
+    rows: the local maximum of its objective that L-BFGS reaches from the
+    starting model.  The random parts of an objective are drawn once, with
+    `rng`, and held fixed: the noise of :class:`NoiseContrastive`
+    (:math:`\lceil\nu N\rceil` draws; :math:`\log Z` is optimised jointly and
+    stored in ``principle.log_z``) and the corruptions of
+    :class:`DenoisingScoreMatching` (``n_corruptions`` per row).
+
+    Parameters
+    ----------
+    model : RBM
+        The starting point (not changed).
+    data : array_like of shape (n_samples, n_visible)
+    principle : PseudoLikelihood, RatioMatching, MinimumProbabilityFlow,
+        NoiseContrastive, ScoreMatching or DenoisingScoreMatching
+    rng : numpy.random.Generator or int, optional
+        Needed by NoiseContrastive and DenoisingScoreMatching.
+    max_iter : int, default 1000
+    gtol : float, default 1e-9
+        L-BFGS stops when the largest entry of the projected gradient is below it.
+
+    Returns
+    -------
+    model : RBM
+        The fitted copy.
+    result : scipy.optimize.OptimizeResult
+        ``fun`` is minus the objective at the estimate, ``nit`` the iterations.
+
+    Examples
+    --------
+    >>> from rbm import RBM, exact
+    >>> truth = RBM.random(4, 2, scale=1.0, bias_scale=0.5, rng=0)
+    >>> data = exact.sample(truth, 2000, rng=1)
+    >>> fitted, result = fit(truth, data, PseudoLikelihood())
+    >>> kl = exact.kl_divergence(exact.visible_distribution(truth), fitted)
+    >>> bool(result.success), bool(kl < 0.01)  # about 7 / N
+    (True, True)
+    """
+    from scipy.optimize import minimize  # scipy is a dependency; imported where it is used
+
+    kinds = (_NeighbourPrinciple, NoiseContrastive, ScoreMatching, DenoisingScoreMatching)
+    if not isinstance(principle, kinds):
+        raise TypeError(f"principle must be one of this module's principles, got "
+                        f"{type(principle).__name__}")
+    check_model(model)
+    max_iter = check_positive_int(max_iter, "max_iter")
+    gtol = check_positive_float(gtol, "gtol")
+    work = model.copy()
+    x = _rows(work, data)
+    n_rows, w = x.shape[0], None
+    if isinstance(principle, NoiseContrastive):
+        principle._check(work, x)  # fits the noise to the data, if not given
+    if work.visible.discrete:  # repeated rows: one row each, weighted by its count (exact)
+        x, counts = np.unique(x, axis=0, return_counts=True)
+        w = counts / counts.sum()
+    if isinstance(principle, NoiseContrastive):
+        rng = check_rng(rng)
+        y = principle.sample_noise(int(np.ceil(principle.noise_ratio * n_rows)), rng=rng)
+        u = None
+        if work.visible.discrete:
+            y, counts_y = np.unique(y, axis=0, return_counts=True)
+            u = counts_y / counts_y.sum()
+        if principle.log_z is None:
+            ratio = -work.free_energy(y) - principle.log_noise(y)
+            principle.log_z = float(logsumexp(ratio + (0.0 if u is None else np.log(u)))
+                                    - (np.log(y.shape[0]) if u is None else 0.0))
+
+        def objective(theta):
+            _set_flat(work, theta[:-1])
+            kw = dict(log_z=theta[-1], weights=w, noise_weights=u)
+            g, dc = principle.objective_gradient(work, x, y, **kw)
+            return -principle.value(work, x, y, **kw), -np.append(g.flat(), dc)
+
+        start = np.append(_flat(work), principle.log_z)
+    else:
+        if isinstance(principle, DenoisingScoreMatching):
+            x = np.repeat(x, principle.n_corruptions, axis=0)
+            eps = check_rng(rng).standard_normal(x.shape)
+            args = (x, eps)
+            grad_of = principle.objective_gradient
+        else:
+            args = (x,)
+            grad_of = principle.gradient
+
+        def objective(theta):
+            _set_flat(work, theta)
+            return (-principle.value(work, *args, weights=w),
+                    -grad_of(work, *args, weights=w).flat())
+
+        start = _flat(work)
+    result = minimize(objective, start, jac=True, method="L-BFGS-B",
+                      options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-15})
+    if isinstance(principle, NoiseContrastive):
+        _set_flat(work, result.x[:-1])
+        principle.log_z = float(result.x[-1])
+    else:
+        _set_flat(work, result.x)
+    return work, result
