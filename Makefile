@@ -85,6 +85,12 @@ endif
 digits: $(STAMP)
 	$(PY) tools/train_digits.py
 
+# chapters/around_the_partition_function reads what this writes
+# (chapters/data/principles_comparison.json); re-execute it after. About 15 minutes of one core.
+.PHONY: principles
+principles: $(STAMP)
+	$(PY) tools/train_principles.py
+
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
 	$(PY) tools/index_of_checks.py
