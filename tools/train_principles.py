@@ -102,7 +102,6 @@ def run(name, method, learning_rate, segments=None):
     if method == "NCE":
         curve["nce_log_z"] = est.log_z
         curve["exact_log_z"] = exact.log_partition(model)
-    curve["model"] = {"W": model.W.tolist(), "b": model.b.tolist(), "c": model.c.tolist()}
     return curve
 
 
