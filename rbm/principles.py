@@ -836,8 +836,11 @@ def fit(model, data, principle, *, rng=None, max_iter=1000, gtol=1e-9):
     model : RBM
         The starting point (not changed).
     data : array_like of shape (n_samples, n_visible)
-    principle : PseudoLikelihood, RatioMatching, MinimumProbabilityFlow,
-        NoiseContrastive, ScoreMatching or DenoisingScoreMatching
+    principle : object
+        One of this module's principles: :class:`PseudoLikelihood`,
+        :class:`RatioMatching`, :class:`MinimumProbabilityFlow`,
+        :class:`NoiseContrastive`, :class:`ScoreMatching` or
+        :class:`DenoisingScoreMatching`.
     rng : numpy.random.Generator or int, optional
         Needed by NoiseContrastive and DenoisingScoreMatching.
     max_iter : int, default 1000
