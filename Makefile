@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -31,6 +31,7 @@ help:
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
+	@echo "make principles  retrain the comparison of training principles (about 15 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -90,6 +91,11 @@ digits: $(STAMP)
 # the models `make digits` wrote; re-execute it after.
 logz: $(STAMP)
 	$(PY) tools/logz_estimators.py
+
+# chapters/around_the_partition_function reads what this writes
+# (chapters/data/principles_comparison.json); re-execute it after. About 15 minutes of one core.
+principles: $(STAMP)
+	$(PY) tools/train_principles.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
