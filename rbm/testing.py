@@ -15,7 +15,8 @@ estimates.  A PyTorch or JAX implementation is wrapped in one line, e.g.
 ``(n_visible, n_hidden)``; scikit-learn's ``components_`` is ``W.T``.  A
 model of ±1 spins is ``RBM(W, Spin(b), Spin(c))`` (:mod:`rbm.layers`): its
 states are ±1, its conditional means are :math:`\tanh` of the inputs, and
-every check below works on it unchanged.  Other layers (Potts, Gaussian,
+every check below works on it unchanged (:func:`check_training_step` passes
+the step the spin layers' biases as ``b`` and ``c``).  Other layers (Potts, Gaussian,
 ReLU) are refused with a ValueError naming the layer: their statistics are
 not the units themselves.  The exact functions enumerate states, so models
 are small: the checks refuse more than ``MAX_BITS`` units in a layer.
@@ -35,10 +36,14 @@ exact probabilities by exact two-sided binomial tests; means of draws (of
 a gradient estimate, of a stochastic score) by two-sided t-tests on the
 draws.  Every check runs one test per entry and holds its family-wise
 false-alarm rate at ``alpha`` by Bonferroni's correction (exactly for the
-binomial tests, asymptotically for the t-tests).  Its power is reported as
-the smallest error in any single entry that it detects with probability
-``power`` (0.99 by default), and :func:`draws_needed` gives the number of
-draws for a stated power against a stated error.
+binomial tests; for the t-tests only as the number of draws grows: on
+discrete draws far from normal their level is somewhat above ``alpha``).
+Its power is reported as the smallest error in any single entry that it
+detects with probability ``power`` (0.99 by default): exactly for the
+binomial tests (:func:`binomial_power`, at a probability of 1/2), by the
+normal approximation for the t-tests; :func:`binomial_draws_needed` and
+:func:`draws_needed` give the number of draws for a stated power against a
+stated error.
 
 **Results.**  A check that holds prints a one-line verdict
 (:func:`rbm.checks.verdict`) and returns a :class:`CheckResult`.  A check
@@ -53,8 +58,11 @@ import contextlib
 import dataclasses
 import io
 import warnings
+from itertools import combinations
+from math import comb
 
 import numpy as np
+from scipy.special import gammaln
 from scipy.stats import binom, norm, t as student_t
 
 from rbm import exact, pseudolikelihood, transition
@@ -63,7 +71,8 @@ from rbm._validation import check_positive_float, check_positive_int, check_rng
 from rbm.checks import verdict
 from rbm.model import RBM, Gradient
 
-__all__ = ["MAX_BITS", "CheckResult", "CheckFailed", "as_model", "failure_rate", "draws_needed", "check_conditionals",
+__all__ = ["MAX_BITS", "CheckResult", "CheckFailed", "as_model", "failure_rate", "draws_needed",
+           "binomial_power", "binomial_draws_needed", "t_test_level", "check_conditionals",
            "check_sampler", "check_gibbs_step", "check_free_energy", "check_log_partition",
            "check_log_likelihood", "check_pseudo_likelihood", "expected_pcd_gradient",
            "check_gradient_estimator", "check_training_step"]
@@ -240,9 +249,24 @@ def _recorded(found):
     found.extend(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
 
 
-def _call(f, found, *args):
+def _guarded(f, what, *args):
+    """``f(*args)``; an exception in the code under test becomes a failed check naming it."""
+    try:
+        return f(*args)
+    except AssertionError:
+        raise
+    except Exception as exc:
+        shapes = ", ".join(str(np.shape(a)) for a in args if isinstance(a, np.ndarray))
+        raise AssertionError(
+            f"{what} raised {type(exc).__name__}: {exc}"
+            + (f" (on input of shape {shapes})" if shapes else "")
+            + ". Does the model passed to the check have the shapes your code was built "
+              "with?") from exc
+
+
+def _call(f, found, *args, what="your function"):
     with _recorded(found):
-        out = f(*args)
+        out = _guarded(f, what, *args)
     return out
 
 
@@ -363,7 +387,11 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
     power = _power(power)
 
     def needed(crit, quantile):
-        return max(2, int(np.ceil(((crit * sd_null + quantile * sd) / effect) ** 2)))
+        root = (crit * sd_null + quantile * sd) / effect
+        if not root < 1e7:  # more than 1e14 draws: no check runs them (and the square overflows)
+            raise ValueError(f"effect = {effect:g} is too small against sd = {sd:g}: it needs "
+                             f"more than 1e14 draws")
+        return max(2, int(np.ceil(root ** 2)))
 
     n = needed(norm.isf(level), norm.ppf(power))
     if not t_test:
@@ -379,6 +407,211 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
         mid = (low + high) // 2
         low, high = (low, mid) if enough(mid) else (mid, high)
     return high
+
+
+def t_test_level(values, probs, n_draws, *, alpha, n_tests=1):
+    r"""Exact false-alarm rate of one entry's t-test when the draws take a few values.
+
+    The checks of means (:func:`check_gradient_estimator`,
+    :func:`check_training_step`, a stochastic :func:`check_pseudo_likelihood`)
+    run a two-sided t-test of each entry at level
+    :math:`\alpha / n_\text{tests}`; Student's quantiles are exact only for
+    normal draws.  For i.i.d. draws from a discrete law (`values` with
+    `probs`) the t statistic depends only on how many draws take each value,
+    so its rejection probability under the correct mean is a sum over the
+    multinomial counts, computed here exactly.
+
+    Parameters
+    ----------
+    values : array_like of shape (K,)
+        The values one draw takes.
+    probs : array_like of shape (K,)
+        Their probabilities (summing to 1).
+    n_draws : int
+        At least 2.
+    alpha : float
+        Family-wise significance, in (0, 1).
+    n_tests : int, default 1
+        Entries of the family (the per-entry level is ``alpha / n_tests``).
+
+    Returns
+    -------
+    float
+        The probability that the entry fails when the code is correct.
+
+    Raises
+    ------
+    ValueError
+        If the counts are too many to enumerate (more than 5 000 000).
+
+    Examples
+    --------
+    >>> level = t_test_level([0.0, 1.0], [0.9, 0.1], 20, alpha=0.05)
+    >>> bool(level > 0.05)  # 20 draws of a rare bit: the t-test fails too often
+    True
+    """
+    values = np.asarray(values, dtype=float)
+    probs = np.asarray(probs, dtype=float)
+    if values.ndim != 1 or probs.shape != values.shape:
+        raise ValueError(f"values and probs must be 1-d of one length, got shapes "
+                         f"{values.shape} and {probs.shape}")
+    if (probs < 0).any() or abs(probs.sum() - 1) > 1e-9:
+        raise ValueError("probs must be non-negative and sum to 1")
+    n = check_positive_int(n_draws, "n_draws", minimum=2)
+    level = _alpha(alpha) / (2 * check_positive_int(n_tests, "n_tests"))
+    K = len(values)
+    total = comb(n + K - 1, K - 1)
+    if total > 5_000_000:
+        raise ValueError(f"n_draws = {n} with {K} values gives {total} counts to enumerate, "
+                         f"more than 5 000 000")
+    bars = np.array(list(combinations(range(n + K - 1), K - 1)), dtype=np.int64).reshape(-1,
+                                                                                        K - 1)
+    edges = np.hstack([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), n + K - 1)])
+    counts = np.diff(edges, axis=1) - 1
+    with np.errstate(divide="ignore"):
+        log_p = gammaln(n + 1) - gammaln(counts + 1).sum(axis=1) + counts @ np.log(probs)
+    mu = probs @ values
+    mean = counts @ values / n
+    var = np.maximum(counts @ (values - mu) ** 2 - n * (mean - mu) ** 2, 0.0) / (n - 1)
+    gap = mean - mu
+    exact_equal = np.abs(gap) <= 1e-9 * (1 + abs(mu))
+    se = np.sqrt(var / n)
+    t = np.divide(gap, se, out=np.where(exact_equal, 0.0, np.inf), where=se > 0)
+    crit = student_t.isf(level, n - 1)
+    return float(np.exp(log_p[np.abs(t) > crit]).sum())
+
+
+def _binomial_region(n, p, level):
+    """The counts the exact two-sided test rejects: (largest low count, smallest high count)."""
+    x = np.arange(n + 1)
+    p_value = np.minimum(1.0, 2 * np.minimum(binom.cdf(x, n, p), binom.sf(x - 1, n, p)))
+    low, high = x[(p_value <= level) & (x < n * p)], x[(p_value <= level) & (x > n * p)]
+    return (low.max() if len(low) else -1), (high.min() if len(high) else n + 1)
+
+
+def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
+    r"""Exact power of the checks' binomial test of one probability `p` against `p` ± `effect`.
+
+    The frequency of a state in `n_draws` draws is tested against `p` by the
+    exact two-sided binomial test (doubled tail) at level
+    :math:`\alpha / n_\text{tests}`, as in :func:`check_sampler` and
+    :func:`check_gibbs_step`; the power is the probability that the test
+    rejects when the true probability is :math:`p + \delta` or
+    :math:`p - \delta`, the smaller of the two (a direction outside [0, 1] is
+    left out).  Near :math:`p = 1/2` a frequency has its largest spread.
+
+    Parameters
+    ----------
+    n_draws : int
+    effect : float
+        The error :math:`\delta`, in (0, 1).
+    alpha : float
+        Family-wise significance, in (0, 1).
+    n_tests : int, default 1
+    p : float, default 0.5
+        The exact probability, in (0, 1).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(binomial_power(4821, 0.05, alpha=1e-3, n_tests=256), 4)
+    0.9897
+    >>> binomial_power(4, 0.45, alpha=1e-3, n_tests=16)  # no count of 4 draws can fail
+    0.0
+    """
+    n_draws = check_positive_int(n_draws, "n_draws")
+    effect = check_positive_float(effect, "effect")
+    if not effect < 1:
+        raise ValueError(f"effect must lie in (0, 1), got {effect}")
+    p = check_positive_float(p, "p")
+    if not p < 1:
+        raise ValueError(f"p must lie in (0, 1), got {p}")
+    level = _alpha(alpha) / check_positive_int(n_tests, "n_tests")
+    low, high = _binomial_region(n_draws, p, level)
+    powers = [binom.cdf(low, n_draws, q) + binom.sf(high - 1, n_draws, q)
+              for q in (p - effect, p + effect) if 0 <= q <= 1]
+    if not powers:
+        raise ValueError(f"p - effect and p + effect both lie outside [0, 1] (p = {p}, "
+                         f"effect = {effect})")
+    return float(min(powers))
+
+
+def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
+    r"""The fewest draws whose exact binomial test catches `p` ± `effect` with probability `power`.
+
+    :func:`draws_needed` with :math:`\sigma = \sqrt{p(1-p)}` is the normal
+    approximation; this function searches from it for the smallest ``n``
+    (by bisection; the power of a discrete test is not quite monotone in
+    ``n``) with :func:`binomial_power` at least `power`, so that the power
+    a check states holds exactly.
+
+    Parameters
+    ----------
+    effect : float
+        In (0, 1).
+    alpha : float
+    power : float, default 0.99
+    n_tests : int, default 1
+    p : float, default 0.5
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> n = binomial_draws_needed(0.05, alpha=1e-3, n_tests=256)
+    >>> n > 4821 and binomial_power(n, 0.05, alpha=1e-3, n_tests=256) >= 0.99
+    True
+    """
+    power = _power(power)
+
+    def enough(n):
+        return binomial_power(n, effect, alpha=alpha, n_tests=n_tests, p=p) >= power
+
+    guess = draws_needed(effect, np.sqrt(p * (1 - p)), alpha=alpha, power=power,
+                         n_tests=n_tests)
+    low, high = max(1, guess // 2), guess
+    while not enough(high):
+        low, high = high, 2 * high
+    while enough(low) and low > 1:
+        low, high = max(1, low // 2), low
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return int(high)
+
+
+def _binomial_detectable(n_draws, power, alpha, n_tests, name):
+    """The smallest error in a probability of 1/2 that the check catches with `power`, exactly.
+
+    Refuses (ValueError) draws too few for a count of a probability of 1/2 ever to fail.
+    """
+    def caught(d):
+        return binomial_power(n_draws, d, alpha=alpha, n_tests=n_tests) >= power
+
+    if not caught(0.5):
+        raise ValueError(
+            f"n_draws = {n_draws} is too few for {name}: no count of a probability of 1/2 in "
+            f"{n_draws} draws can fail the exact binomial test at level alpha / {n_tests}; use "
+            f"at least {binomial_draws_needed(0.25, alpha=alpha, power=power, n_tests=n_tests)}"
+            f" draws (to catch an error of 0.25 with power {power:g})")
+    low, high = 0.0, 0.5
+    for _ in range(30):
+        mid = (low + high) / 2
+        low, high = (low, mid) if caught(mid) else (mid, high)
+    return high
+
+
+def _frequency_effect(effect):
+    effect = check_positive_float(effect, "effect")
+    if not effect < 0.5:
+        raise ValueError(f"effect must lie in (0, 0.5): the draws are sized for a probability "
+                         f"of 1/2, got {effect}")
+    return effect
 
 
 # -- deterministic checks ------------------------------------------------------------
@@ -481,12 +714,13 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
                           (prob_v_given_h, "hidden", "visible")):
         if f is None:
             continue
-        _callable(f, "prob_h_given_v" if given == "visible" else "prob_v_given_h")
+        f_name = "prob_h_given_v" if given == "visible" else "prob_v_given_h"
+        _callable(f, f_name)
         X = _all_states(getattr(model, given))
         what = "E[h | v]" if given == "visible" else "E[v | h]"
         mean = model.mean_h_given_v if given == "visible" else model.mean_v_given_h
         found_warnings = []
-        values = _array(_call(f, found_warnings, X.copy()), f"your {what}",
+        values = _array(_call(f, found_warnings, X.copy(), what=f"your {f_name}"), f"your {what}",
                         (len(X), getattr(model, out).n_units))
         bad, _ = _compare(values, mean(X), tol, rtol)
         if bad:
@@ -600,9 +834,12 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
         The layer conditioned on: ``"visible"`` tests a sampler of
         :math:`p(h \mid v)`.
     n_draws : int, optional
-        Draws per state; by default :func:`draws_needed` for an error of
-        `effect` in one probability with the stated `power`.
+        Draws per state; by default :func:`binomial_draws_needed` for an
+        error of `effect` in a probability of 1/2 with the stated `power`
+        (exact).  Draws too few for any count of a probability of 1/2 to
+        fail are refused with a ValueError.
     effect : float, default 0.05
+        In (0, 0.5).
     power : float, default 0.99
     alpha : float, default 1e-3
         Family-wise significance.
@@ -638,11 +875,14 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
     P, Y = _joint_probabilities(model, X, given)
     n_tests = P.size
     if n_draws is None:
-        n_draws = draws_needed(effect, 0.5, alpha=alpha, power=power, n_tests=n_tests)
+        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
+                                        n_tests=n_tests)
     n_draws = check_positive_int(n_draws, "n_draws")
+    detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
     out_layer = model.hidden if given == "visible" else model.visible
     found_warnings = []
-    draws = _array(_call(sample, found_warnings, np.repeat(X, n_draws, axis=0), rng),
+    draws = _array(_call(sample, found_warnings, np.repeat(X, n_draws, axis=0), rng,
+                         what="your sampler"),
                    "your sampler", (len(X) * n_draws, out_layer.n_units))
     if not np.isin(draws, out_layer.values).all():
         raise AssertionError(f"{name}: your sampler returned values other than "
@@ -666,13 +906,12 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
             n_draws=n_draws, n_tests=n_tests, slip=slip,
             errors=_frequency_errors(counts / n_draws, P, alpha))
     z_crit = norm.isf(level / 2)
-    detectable = (z_crit + norm.ppf(power)) * 0.5 / np.sqrt(n_draws)
     largest = float(np.max(np.abs(z)))
     return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
                  f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}: "
                  f"largest |z| {largest:.2f}, exact binomial tests at alpha = {alpha:g} "
-                 f"(Bonferroni); an error of {detectable:.3f} in one probability is caught "
-                 f"with power {power:g}")
+                 f"(Bonferroni); an error of {detectable:.3f} in a probability of 1/2 is "
+                 f"caught with power {power:g} (exact)")
 
 
 def _transition_hypotheses(model, T, k):
@@ -723,9 +962,12 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
         Steps that one call of `step` makes (a chain of ``k >= 2`` steps
         shows slips in the order of sampling that one step cannot).
     n_draws : int, optional
-        Draws per starting state; by default :func:`draws_needed` for an
-        error of `effect` in one entry with the stated `power`.
+        Draws per starting state; by default :func:`binomial_draws_needed`
+        for an error of `effect` in an entry of 1/2 with the stated `power`
+        (exact).  Draws too few for any count of an entry of 1/2 to fail
+        are refused with a ValueError.
     effect : float, default 0.05
+        In (0, 0.5).
     power : float, default 0.99
     alpha : float, default 1e-3
     rng : numpy.random.Generator or int
@@ -765,10 +1007,13 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     Tk = np.linalg.matrix_power(T, k)
     n_tests = Tk.size
     if n_draws is None:
-        n_draws = draws_needed(effect, 0.5, alpha=alpha, power=power, n_tests=n_tests)
+        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
+                                        n_tests=n_tests)
     n_draws = check_positive_int(n_draws, "n_draws")
+    detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
     found_warnings = []
-    draws = _array(_call(step, found_warnings, np.repeat(V, n_draws, axis=0), rng),
+    draws = _array(_call(step, found_warnings, np.repeat(V, n_draws, axis=0), rng,
+                         what="your step"),
                    "your step", (len(V) * n_draws, model.n_visible))
     if not np.isin(draws, model.visible.values).all():
         raise AssertionError(f"{name}: your step returned values other than "
@@ -795,12 +1040,12 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
             n_draws=n_draws, n_tests=n_tests, slip=slip,
             errors=_frequency_errors(counts / n_draws, Tk, alpha))
     z_crit = norm.isf(level / 2)
-    detectable = (z_crit + norm.ppf(power)) * 0.5 / np.sqrt(n_draws)
     largest = float(np.max(np.abs(z)))
     return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
                  f"{n_tests} entries of {power_name}, {n_draws} draws per state: largest |z| "
                  f"{largest:.2f}, exact binomial tests at alpha = {alpha:g} (Bonferroni); an "
-                 f"error of {detectable:.3f} in one entry is caught with power {power:g}")
+                 f"error of {detectable:.3f} in an entry of 1/2 is caught with power {power:g} "
+                 f"(exact)")
 
 
 # -- free energy, log Z, likelihoods ---------------------------------------------------
@@ -870,7 +1115,8 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
     V = _all_states(model.visible)
     F = model.free_energy(V)
     found_warnings = []
-    values = _array(_call(free_energy, found_warnings, V.copy()), "your free energy", (len(V),))
+    values = _array(_call(free_energy, found_warnings, V.copy(), what="your free_energy"),
+                    "your free energy", (len(V),))
     offset = 0.0
     if up_to_constant and np.isfinite(values).all():
         offset = float(np.mean(values - F))
@@ -939,7 +1185,8 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
     tol = check_positive_float(tol, "tol", allow_zero=True)
     log_z = exact.log_partition(model)
     found_warnings = []
-    value = float(_array(_call(log_partition, found_warnings), "your log Z", ()))
+    value = float(_array(_call(log_partition, found_warnings, what="your log_partition"),
+                         "your log Z", ()))
     gap = value - log_z
     if not abs(gap) <= tol:
         cause = _overflow_cause(np.array([value]))
@@ -1001,7 +1248,8 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
     data = _data(model, data)
     log_p = exact.log_prob(model, data)
     found_warnings = []
-    values = _array(_call(log_likelihood, found_warnings, data.copy()), "your log-likelihood")
+    values = _array(_call(log_likelihood, found_warnings, data.copy(),
+                          what="your log_likelihood"), "your log-likelihood")
     if values.shape not in ((), (len(data),)):
         raise AssertionError(f"{name}: your log-likelihood returned shape {values.shape}; "
                              f"expected () or ({len(data)},)")
@@ -1111,7 +1359,8 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     conv = "sum over units" if convention == "sum" else "mean over units"
     found_warnings = []
     if n_draws is None:
-        values = _array(_call(pseudo_likelihood, found_warnings, data.copy()),
+        values = _array(_call(pseudo_likelihood, found_warnings, data.copy(),
+                              what="your pseudo_likelihood"),
                         "your pseudo-likelihood")
         per_row = values.ndim == 1
         if values.shape not in ((), (len(data),)):
@@ -1139,7 +1388,8 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
         raise TypeError("rng is needed with n_draws: a numpy.random.Generator or an int seed")
     rng = check_rng(rng)
     with _recorded(found_warnings):
-        draws = np.stack([_array(pseudo_likelihood(data.copy(), rng), "your pseudo-likelihood",
+        draws = np.stack([_array(_guarded(pseudo_likelihood, "your pseudo_likelihood", data.copy(),
+                                          rng), "your pseudo-likelihood",
                                  (len(data),)) for _ in range(n_draws)])
     entries = [f"row {i}" for i in range(len(data))]
     return _mean_check(draws, target, alpha, 0.99, name, label, entries, lambda: alternatives,
@@ -1329,7 +1579,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
     expected, phrase = _target(model, data, target)
     found_warnings = []
     with _recorded(found_warnings):
-        draws = np.stack([_flat(estimate(data.copy(), rng), expected, "your estimator")
+        draws = np.stack([_flat(_guarded(estimate, "your estimator", data.copy(), rng), expected,
+                                 "your estimator")
                           for _ in range(n_draws)])
     def alternatives():
         return _gradient_alternatives(model, data, expected)
@@ -1414,8 +1665,9 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
     Parameters
     ----------
     step : callable
-        ``step(W, b, c, data, rng) -> (W_new, b_new, c_new)``; it must not
-        keep state between calls (or restore it: for persistent chains, set
+        ``step(W, b, c, data, rng) -> (W_new, b_new, c_new)``, with ``b`` and
+        ``c`` the biases of `model`'s layers ({0,1} or ±1 units: the step
+        knows which it trains); it must not keep state between calls (or restore it: for persistent chains, set
         them before each update and pass their expected gradient as `target`).
     model : RBM or tuple
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
@@ -1455,14 +1707,12 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
     n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
     alpha, power = _alpha(alpha), _power(power)
     rng = check_rng(rng)
-    if not model.is_binary:
-        raise ValueError("check_training_step passes (W, b, c) of the binary model; model has "
-                         f"layers {model.visible!r} and {model.hidden!r}")
     expected, phrase = _target(model, data, target)
     old = Gradient(model.W, model.b, model.c).flat()
     found_warnings = []
     with _recorded(found_warnings):
-        draws = [_flat(step(model.W.copy(), model.b.copy(), model.c.copy(), data.copy(), rng),
+        draws = [_flat(_guarded(step, "your step", model.W.copy(), model.b.copy(), model.c.copy(),
+                                data.copy(), rng),
                        expected, "your step") - old for _ in range(n_draws)]
     lr = learning_rate
     def alternatives():
