@@ -226,7 +226,7 @@ class _NeighbourPrinciple:
         ----------
         model, data, weights
             As in :meth:`value`.
-        rng : ignored
+        rng : numpy.random.Generator, int or None
             Accepted so that :func:`rbm.training.train` can pass it.
 
         Returns
@@ -685,7 +685,7 @@ class ScoreMatching:
         ----------
         model, data, weights
             As in :meth:`value`.
-        rng : ignored
+        rng : numpy.random.Generator, int or None
 
         Returns
         -------
