@@ -57,7 +57,11 @@ def test_ctrl_c_stops_a_long_computation_within_a_second(name):
     """A real SIGINT, half a second into the computation, in a fresh interpreter: it must
     end in KeyboardInterrupt within STOP_WITHIN seconds with no other thread left.
     (readline blocks until the report, or returns "" if the child dies or finishes.)"""
+    # The child restores Python's SIGINT handler: a parent started in the background by a
+    # non-interactive shell ignores SIGINT, and a child would inherit that.
     source = textwrap.dedent(f"""
+        import signal
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import threading
         import numpy as np
         import rbm
