@@ -242,10 +242,12 @@ def draw_cd_chain(k=2, ax=None):
     The chain starts at a training vector :math:`\mathbf{v}_0` and alternates
     :math:`\mathbf{h}_t \sim p(\mathbf{h} \mid \mathbf{v}_t)` and
     :math:`\mathbf{v}_{t+1} \sim p(\mathbf{v} \mid \mathbf{h}_t)` up to
-    :math:`\mathbf{v}_k` and :math:`\mathbf{h}_k`.  The positive statistic
-    :math:`\mathbf{v}_0 \mathbf{h}_0^\top` (the data term) is read at the
-    start, the negative statistic :math:`\mathbf{v}_k \mathbf{h}_k^\top` (the
-    estimate of the model term) at the end; CD-k's weight update is their
+    :math:`\mathbf{v}_k`.  The last hidden state is not sampled: its node, drawn
+    dashed, is :math:`\tilde{\mathbf{h}}_k = p(\mathbf{h}{=}1 \mid \mathbf{v}_k)`,
+    the probabilities.  The positive statistic
+    :math:`\mathbf{v}_0 \tilde{\mathbf{h}}_0^\top` (the data term) is read at the
+    start, the negative statistic :math:`\mathbf{v}_k \tilde{\mathbf{h}}_k^\top`
+    (the estimate of the model term) at the end; CD-k's weight update is their
     difference.
 
     Parameters
@@ -254,7 +256,8 @@ def draw_cd_chain(k=2, ax=None):
         Number of Gibbs steps, at least 1; for ``k > 3`` the steps between
         the first and the last are elided.
     ax : matplotlib.axes.Axes, optional
-        Axes to draw into; a new 6.6 x 2.6 in figure when omitted.
+        Axes to draw into; a new 4.6 x 2.2 in figure when omitted (narrow
+        enough to be shown unscaled on a phone).
 
     Returns
     -------
@@ -267,47 +270,57 @@ def draw_cd_chain(k=2, ax=None):
     >>> texts = [t.get_text() for t in fig.axes[0].texts]
     >>> sorted(t for t in texts if t.startswith("$\\mathbf{v}"))
     ['$\\mathbf{v}_{0}$', '$\\mathbf{v}_{1}$', '$\\mathbf{v}_{2}$']
+    >>> [t for t in texts if t.startswith("$\\tilde")]
+    ['$\\tilde{\\mathbf{h}}_{2}$']
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an int, got {type(k).__name__}")
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.6, 2.6))
+        _, ax = plt.subplots(figsize=(4.6, 2.2))
     steps = list(range(k + 1)) if k <= 3 else [0, 1, None, k]
-    y_v, y_h, radius, gap = 0.0, 1.6, 0.36, 2.2
+    y_v, y_h, radius, gap = 0.0, 1.6, 0.34, 2.1
     xs = [gap * n for n in range(len(steps))]
+    arrow = {"arrowstyle": "-|>", "lw": 1.4}
     for n, (x, t) in enumerate(zip(xs, steps)):
         if t is None:
-            ax.text(x, (y_v + y_h) / 2, r"$\cdots$", ha="center", va="center", fontsize=16)
+            ax.text(x, (y_v + y_h) / 2, r"$\cdots$", ha="center", va="center", fontsize=14)
             continue
+        last = n + 1 == len(xs)
         for y, name, color in ((y_v, "v", "C0"), (y_h, "h", "C1")):
+            if last and name == "h":  # probabilities, not a sampled state
+                ax.add_patch(mpl.patches.Circle((x, y), radius, facecolor="white",
+                                                edgecolor=color, lw=1.6, ls="--", zorder=2))
+                ax.text(x, y, rf"$\tilde{{\mathbf{{h}}}}_{{{t}}}$", ha="center",
+                        va="center", fontsize=12, color="black", zorder=3)
+                continue
             ax.add_patch(mpl.patches.Circle((x, y), radius, facecolor=color,
                                             edgecolor="black", zorder=2))
             ax.text(x, y, rf"$\mathbf{{{name}}}_{{{t}}}$", ha="center", va="center",
-                    fontsize=13, color="white", zorder=3)
+                    fontsize=12, color="white", zorder=3)
         ax.annotate("", xy=(x, y_h - radius), xytext=(x, y_v + radius),
-                    arrowprops={"arrowstyle": "-|>", "color": "C1", "lw": 1.6})
+                    arrowprops={**arrow, "color": "C1"})
         if n + 1 < len(xs):
             target = (xs[n + 1] - 0.25, y_v + 0.25) if steps[n + 1] is not None else (
                 xs[n + 1] - 0.35, 0.8)
             ax.annotate("", xy=target, xytext=(x + 0.25, y_h - 0.25),
-                        arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.6})
+                        arrowprops={**arrow, "color": "C0"})
     for n in range(len(xs) - 1):
         if steps[n] is None:  # the elided steps lead on into the last visible state
             ax.annotate("", xy=(xs[n + 1] - 0.25, y_v + 0.25), xytext=(xs[n] + 0.3, 0.8),
-                        arrowprops={"arrowstyle": "-|>", "color": "C0", "lw": 1.6})
-    ax.text(xs[0] + 0.45, 0.3, r"$p(\mathbf{v}\mid\mathbf{h})$", ha="left",
-            va="center", fontsize=11, color="C0")
+                        arrowprops={**arrow, "color": "C0"})
+    ax.text(xs[0] + gap / 2, 0.0, r"$p(\mathbf{v}\mid\mathbf{h})$", ha="center",
+            va="center", fontsize=10, color="C0")
     ax.text(xs[0] - 0.1, 0.8, r"$p(\mathbf{h}\mid\mathbf{v})$", ha="right", va="center",
-            fontsize=11, color="C1")
-    ax.text(xs[0], y_v - 0.6, "data vector\n" + r"$+\,\mathbf{v}_0\mathbf{h}_0^\top$",
-            ha="center", va="top", fontsize=11)
-    ax.text(xs[-1], y_v - 0.6, f"after {k} step{'s' if k > 1 else ''}\n"
-            + rf"$-\,\mathbf{{v}}_{{{k}}}\mathbf{{h}}_{{{k}}}^\top$",
-            ha="center", va="top", fontsize=11)
-    ax.set_xlim(xs[0] - 1.9, xs[-1] + 0.9)
-    ax.set_ylim(-1.7, y_h + 0.6)
+            fontsize=10, color="C1")
+    ax.text(xs[0], y_v - 0.55, "data vector\n" + r"$+\,\mathbf{v}_0\tilde{\mathbf{h}}_0^\top$",
+            ha="center", va="top", fontsize=10)
+    ax.text(xs[-1], y_v - 0.55, f"after {k} step{'s' if k > 1 else ''}\n"
+            + rf"$-\,\mathbf{{v}}_{{{k}}}\tilde{{\mathbf{{h}}}}_{{{k}}}^\top$",
+            ha="center", va="top", fontsize=10)
+    ax.set_xlim(xs[0] - 1.55, xs[-1] + 0.75)
+    ax.set_ylim(-1.6, y_h + 0.5)
     ax.set_aspect("equal")
     ax.axis("off")
     return ax.figure
