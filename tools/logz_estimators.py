@@ -1,6 +1,6 @@
 """Compare log Z estimators at equal numbers of Gibbs sweeps on the full-size digit models.
 
-Usage: python tools/logz_estimators.py [OUTPUT_DIR]     (behind `make logz`)
+Usage: python tools/logz_estimators.py [OUTPUT_DIR] [--paths-only]   (behind `make logz`)
 
 For the three PCD-1 models of chapters/digits_full_size (784 x 16, 20 and
 25 hidden units; their exact log Z is stored in
@@ -18,7 +18,16 @@ chains (rbm.partition.sample_path):
 From each run: the AIS estimate of its chains (forward or reverse AIS),
 Bennett's acceptance ratio between neighbouring temperatures and
 thermodynamic integration (trapezoid and Simpson), each with its reported
-standard error and the seconds it took.  Writes ``logz_estimators.json``.
+standard error and the seconds it took, and each chain's whole-path
+log-weight (``log_weights``: the sum over the path of
+:math:`\ell_{k+1} - \ell_k` forward, of :math:`\ell_k - \ell_{k+1}` in
+reverse) with ``log_z_base``, from which the notebook computes Bennett's
+acceptance ratio between the forward and the reverse paths (whole-path
+BAR).  Writes ``logz_estimators.json``.
+
+With ``--paths-only``: only the forward and reverse chains of 784 x 16 and
+20 (what whole-path BAR needs), written to ``logz_estimators_paths.json``
+(same seeds, so the same chains as the full run).
 
 Seeded and single-threaded per process; two worker processes.  About
 10-20 minutes on two cores, depending on their load.
@@ -67,8 +76,8 @@ def timed(fn, *args, **kwargs):
 
 
 def one_task(task):
-    """Every budget and kind of chain for one model and repeat."""
-    name, repeat = task
+    """Every budget and kind of chain (of ``kinds``) for one model and repeat."""
+    name, repeat, kinds = task
     models, log_z, b_A = load()
     model = models[name]
     with threadpool_limits(1):
@@ -79,7 +88,7 @@ def one_task(task):
         records = []
         for sweeps in SWEEPS:
             for kind in PATHS:
-                if kind == "reverse" and v_exact is None:
+                if kind not in kinds or (kind == "reverse" and v_exact is None):
                     continue
                 n_sweeps = DWELL if kind == "forward-dwell" else 1
                 seed = [model.n_hidden, repeat, sweeps, PATHS.index(kind)]
@@ -91,7 +100,9 @@ def one_task(task):
                 record = {"model": name, "repeat": repeat, "sweeps": sweeps, "kind": kind,
                           "n_steps": len(path.betas) - 1, "n_sweeps": n_sweeps,
                           "total_sweeps": path.total_sweeps, "path_seconds": seconds,
-                          "exact_log_z": log_z[name], "estimates": {}}
+                          "exact_log_z": log_z[name], "log_z_base": path.log_z_base,
+                          "log_weights": partition.ais_from_path(path).log_weights.tolist(),
+                          "estimates": {}}
                 for label, fn in (("AIS", partition.ais_from_path),
                                   ("BAR", partition.bar_log_partition),
                                   ("TI", partition.ti_log_partition),
@@ -108,19 +119,23 @@ def one_task(task):
     return records
 
 
-def main(output=OUTPUT):
+def main(output=OUTPUT, paths_only=False):
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    tasks = [(name, repeat) for name in MODELS for repeat in range(REPEATS)]
+    models, kinds, stem = MODELS, PATHS, STEM
+    if paths_only:
+        models, kinds, stem = MODELS[:2], ("forward", "reverse"), f"{STEM}_paths"
+    tasks = [(name, repeat, kinds) for name in models for repeat in range(REPEATS)]
     with Pool(2) as pool:
         results = [r for records in pool.map(one_task, tasks, chunksize=1) for r in records]
-    settings = {"models": list(MODELS), "sweeps": list(SWEEPS), "n_chains": N_CHAINS,
-                "repeats": REPEATS, "dwell": DWELL, "paths": list(PATHS),
+    settings = {"models": list(models), "sweeps": list(SWEEPS), "n_chains": N_CHAINS,
+                "repeats": REPEATS, "dwell": DWELL, "paths": list(kinds),
                 "base": "base-rate model of the 4000 training digits"}
-    with open(output / f"{STEM}.json", "w") as f:
+    with open(output / f"{stem}.json", "w") as f:
         json.dump({"settings": settings, "runs": results}, f, indent=1)
         f.write("\n")
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    args = [a for a in sys.argv[1:] if a != "--paths-only"]
+    main(*args, paths_only="--paths-only" in sys.argv[1:])
