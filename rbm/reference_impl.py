@@ -61,6 +61,8 @@ class NumpyRBM:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.reference_impl import NumpyRBM
     >>> W = np.array([[1.0, -1.0], [0.5, 0.0], [0.0, 2.0]])
     >>> impl = NumpyRBM(W, np.zeros(3), np.zeros(2))
     >>> impl.prob_h_given_v(np.array([[1.0, 1.0, 0.0]])).round(4).tolist()

@@ -195,6 +195,8 @@ def as_model(model):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import as_model
     >>> as_model((np.zeros((3, 2)), np.zeros(3), np.zeros(2)))
     RBM(n_visible=3, n_hidden=2)
     """
@@ -311,6 +313,8 @@ def failure_rate(check, seeds):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import failure_rate, check_gibbs_step
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> impl = NumpyRBM(W, b, c)
@@ -372,6 +376,7 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
 
     Examples
     --------
+    >>> from rbm.testing import draws_needed
     >>> draws_needed(0.05, 0.5, alpha=0.05)  # one frequency off by 0.05
     1838
     >>> draws_needed(0.05, 0.5, alpha=0.05, n_tests=100)  # one of 100 frequencies
@@ -446,6 +451,7 @@ def t_test_level(values, probs, n_draws, *, alpha, n_tests=1):
 
     Examples
     --------
+    >>> from rbm.testing import t_test_level
     >>> level = t_test_level([0.0, 1.0], [0.9, 0.1], 20, alpha=0.05)
     >>> bool(level > 0.05)  # 20 draws of a rare bit: the t-test fails too often
     True
@@ -517,6 +523,7 @@ def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
 
     Examples
     --------
+    >>> from rbm.testing import binomial_power
     >>> round(binomial_power(4821, 0.05, alpha=1e-3, n_tests=256), 4)
     0.9897
     >>> binomial_power(4, 0.45, alpha=1e-3, n_tests=16)  # no count of 4 draws can fail
@@ -563,6 +570,7 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
 
     Examples
     --------
+    >>> from rbm.testing import binomial_power, binomial_draws_needed
     >>> n = binomial_draws_needed(0.05, alpha=1e-3, n_tests=256)
     >>> n > 4821 and binomial_power(n, 0.05, alpha=1e-3, n_tests=256) >= 0.99
     True
@@ -670,8 +678,13 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     ----------
     model : RBM or tuple
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
-    prob_h_given_v, prob_v_given_h : callable, optional
-        ``f(v) -> (n, n_hidden)`` and ``f(h) -> (n, n_visible)``; at least one.
+    prob_h_given_v : callable, optional
+        The code's :math:`\mathbb E[h \mid v]`: ``f(v) -> (n, n_hidden)``, called
+        on the ``(n, n_visible)`` array of every visible state.
+    prob_v_given_h : callable, optional
+        The code's :math:`\mathbb E[v \mid h]`: ``f(h) -> (n, n_visible)``, called
+        on the ``(n, n_hidden)`` array of every hidden state.  At least one of
+        the two must be given.
     tol, rtol : float, default 1e-10
         An entry passes if it is within ``tol + rtol * |exact|`` (float32
         code needs about 1e-6).
@@ -692,6 +705,8 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_conditionals
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> impl = NumpyRBM(W, b, c)
@@ -702,7 +717,8 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     >>> check_conditionals((W, b, c), prob_v_given_h=buggy.prob_v_given_h)
     Traceback (most recent call last):
     ...
-    rbm.testing.CheckFailed: conditionals: E[v | h] at h = ... Your values match the model with W transposed...
+    rbm.testing.CheckFailed: conditionals: E[v | h] at h = ...
+    ... Your values match the model with W transposed...
     """
     model = as_model(model)
     tol = check_positive_float(tol, "tol", allow_zero=True)
@@ -859,6 +875,8 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_sampler
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> impl = NumpyRBM(W, b, c)
@@ -985,6 +1003,8 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_gibbs_step
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> impl = NumpyRBM(W, b, c)
@@ -1099,14 +1119,19 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_free_energy
     >>> from rbm.reference_impl import NumpyRBM
-    >>> W, b, c = 100 * np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> W = 100 * np.array([[1.0, -2.0], [0.5, 1.0]])
+    >>> b, c = np.array([0.1, -0.3]), np.zeros(2)
     >>> _ = check_free_energy(NumpyRBM(W, b, c).free_energy, (W, b, c))
     verdict: free energy: every visible state (4) within 1e-09 + 1e-12 |exact|
-    >>> check_free_energy(NumpyRBM(W, b, c, bug="softplus overflow").free_energy, (W, b, c))
+    >>> overflow = NumpyRBM(W, b, c, bug="softplus overflow")
+    >>> check_free_energy(overflow.free_energy, (W, b, c))
     Traceback (most recent call last):
     ...
-    rbm.testing.CheckFailed: free energy: F(...) is -inf; the exact value is ... overflows ...
+    rbm.testing.CheckFailed: free energy: F(...) is -inf; the exact value is ...
+    ... overflows ...
     """
     model = as_model(model)
     _callable(free_energy, "free_energy")
@@ -1175,6 +1200,8 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_log_partition
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> _ = check_log_partition(NumpyRBM(W, b, c).log_partition, (W, b, c))
@@ -1236,6 +1263,8 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_log_likelihood
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> data = np.array([[1.0, 0.0], [1.0, 1.0]])
@@ -1327,6 +1356,8 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_pseudo_likelihood
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> data = np.array([[1.0, 0.0], [1.0, 1.0]])
@@ -1556,6 +1587,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_gradient_estimator
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
@@ -1568,7 +1601,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
     ...                          data, rng=0)
     Traceback (most recent call last):
     ...
-    rbm.testing.CheckFailed: gradient estimate: ... is off by ... standard errors ... the sign is reversed ...
+    rbm.testing.CheckFailed: gradient estimate: ... is off by ... standard errors
+    ... the sign is reversed ...
     """
     model = as_model(model)
     _callable(estimate, "estimate")
@@ -1625,6 +1659,8 @@ def expected_pcd_gradient(model, data, chains, *, k=1, chain_layer="visible"):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import as_model, expected_pcd_gradient
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> data = np.array([[1.0, 0.0], [1.0, 1.0]])
     >>> from rbm import transition
@@ -1690,6 +1726,8 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_training_step
     >>> from rbm.reference_impl import NumpyRBM
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
