@@ -239,7 +239,9 @@ def log_density_derivative(model, v, beta, *, data=None, base_biases=None):
 
     Examples
     --------
-    >>> from rbm import ais
+    >>> import numpy as np
+    >>> from rbm import RBM, ais
+    >>> from rbm.partition import log_density_derivative
     >>> model = RBM.random(4, 3, scale=1.0, bias_scale=1.0, rng=0)
     >>> v = np.array([[1.0, 0.0, 1.0, 1.0]])
     >>> eps = 1e-6
@@ -300,7 +302,8 @@ def sample_path(model, betas, *, n_chains=None, n_sweeps=1, rng, data=None, base
 
     Examples
     --------
-    >>> from rbm import exact
+    >>> from rbm import RBM, exact
+    >>> from rbm.partition import bar_log_partition, sample_path
     >>> model = RBM.random(8, 5, scale=0.5, bias_scale=0.5, rng=0)
     >>> path = sample_path(model, 200, n_chains=50, n_sweeps=2, rng=1)
     >>> path.log_ratio_up.shape, path.derivative.shape, path.total_sweeps
@@ -404,6 +407,8 @@ def bar_log_ratio(forward, reverse):
     Two unit-variance Gaussians one apart have equal normalisers:
     :math:`\log p_1^*(x) - \log p_0^*(x) = x - 1/2`.
 
+    >>> import numpy as np
+    >>> from rbm.partition import bar_log_ratio
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(0, 1, 2000), rng.normal(1, 1, 2000)
     >>> r, se = bar_log_ratio(x - 0.5, 0.5 - y)
@@ -458,7 +463,9 @@ def ais_from_path(path):
 
     Examples
     --------
-    >>> from rbm import ais, exact
+    >>> import numpy as np
+    >>> from rbm import RBM, ais, exact
+    >>> from rbm.partition import ais_from_path, sample_path
     >>> model = RBM.random(6, 4, scale=0.5, bias_scale=0.5, rng=0)
     >>> a = ais_from_path(sample_path(model, 50, n_chains=20, rng=3))
     >>> b = ais.ais_log_partition(model, n_runs=20, betas=50, rng=3)
@@ -499,7 +506,8 @@ def bar_log_partition(path):
 
     Examples
     --------
-    >>> from rbm import exact
+    >>> from rbm import RBM, exact
+    >>> from rbm.partition import bar_log_partition, sample_path
     >>> model = RBM.random(6, 4, scale=1.0, bias_scale=0.5, rng=0)
     >>> est = bar_log_partition(sample_path(model, 100, n_chains=100, n_sweeps=3, rng=0))
     >>> bool(abs(est.log_z - exact.log_partition(model)) < 4 * est.std_error)
@@ -540,7 +548,8 @@ def ti_log_partition(path, *, rule="trapezoid"):
 
     Examples
     --------
-    >>> from rbm import exact
+    >>> from rbm import RBM, exact
+    >>> from rbm.partition import sample_path, ti_log_partition
     >>> model = RBM.random(6, 4, scale=1.0, bias_scale=0.5, rng=0)
     >>> path = sample_path(model, 200, n_chains=100, n_sweeps=3, rng=0)
     >>> est = ti_log_partition(path)
