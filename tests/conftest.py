@@ -5,11 +5,21 @@ loops and share no code with `rbm.exact`, so agreement is evidence.
 """
 
 import itertools
+import signal
 
 import numpy as np
 import pytest
 
 import rbm
+
+
+def pytest_configure(config):
+    # The Ctrl-C tests send SIGINT (or _thread.interrupt_main, which does nothing for an
+    # ignored signal). A shell that starts pytest in the background without job control
+    # ignores SIGINT in it; Python's own handler is restored so that those tests mean the
+    # same wherever they run (the subprocess tests restore it in their children too).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def joint_states(n_visible, n_hidden):
