@@ -263,19 +263,20 @@ def consistency(output=OUTPUT):
     makers = {"PL": principles.PseudoLikelihood, "NCE": principles.NoiseContrastive}
     results = {"settings": {"kl_seeds": KL_SEEDS, "kl_sizes": KL_SIZES,
                             "noise_seed_offset": 100, "dsm_n_corruptions": 4},
-               "n_kl": {}, "dsm_error": {}}
+               "n_kl": {}, "converged": {}, "dsm_error": {}}
     truth = kl_truth()
     p_true = exact.visible_distribution(truth)
     with threadpool_limits(1, user_api="blas"):
         for name, make in makers.items():
             for n in KL_SIZES:
-                values = []
+                values, converged = [], []
                 for seed in KL_SEEDS:
                     fitted, result = principles.fit(truth, exact.sample(truth, n, rng=seed),
                                                     make(), rng=seed + 100)
-                    values.append(n * exact.kl_divergence(p_true, fitted) if result.success
-                                  else None)
+                    values.append(n * exact.kl_divergence(p_true, fitted))
+                    converged.append(bool(result.success))
                 results["n_kl"][f"{name} | {n}"] = values
+                results["converged"][f"{name} | {n}"] = converged
                 print(name, n, values, flush=True)
         g_truth = gaussian_truth()
         flat = lambda m: np.concatenate([a.ravel() for a in m.parameters().values()])
@@ -284,7 +285,8 @@ def consistency(output=OUTPUT):
                 g_truth, exact.sample(g_truth, n, rng=seed),
                 principles.DenoisingScoreMatching(s, n_corruptions=4), rng=seed + 1)
             error = float(np.linalg.norm(flat(fitted) - flat(g_truth)))
-            results["dsm_error"][f"{s} | {n} | {seed}"] = error if result.success else None
+            results["dsm_error"][f"{s} | {n} | {seed}"] = error
+            results["converged"][f"DSM | {s} | {n} | {seed}"] = bool(result.success)
             print("DSM", s, n, seed, error, result.success, flush=True)
     (output / f"{CONSISTENCY_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
 
