@@ -3,8 +3,8 @@
 Usage: python tools/train_principles.py [OUTPUT_DIR] [PART ...]     (behind `make principles`)
 
 PART is ``comparison``, ``consistency`` or both (the default); each writes one file.
-(``bars`` and ``digits`` are the two halves of ``comparison``, for two processes;
-``merge`` then joins them.)
+(``bars`` and ``digits``, optionally followed by ``:`` and a list of methods, are
+parts of ``comparison``, for several processes; ``merge`` then joins them.)
 
 ``comparison`` (``principles_comparison.json``): eight ways to train the same
 starting model (ML with the exact gradient, CD-1, CD-10, PCD-1,
@@ -208,8 +208,8 @@ def run(name, method, learning_rate, segments=None):
     return curve
 
 
-def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM):
-    """Train every run on the data sets `names`; write ``stem.json``."""
+def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS):
+    """Train every run of `methods` on the data sets `names`; write ``stem.json``."""
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     results = {"settings": {"methods": METHODS, "noise_ratio": NOISE_RATIO,
@@ -224,7 +224,7 @@ def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM):
         for name in names:
             n_hidden, batch_size, _, _ = DATASETS[name]
             n_visible = load(name)[0].shape[1]
-            for method in METHODS:
+            for method in methods:
                 for rate in LEARNING_RATES:
                     curve = run(name, method, rate)
                     curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
@@ -236,11 +236,15 @@ def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM):
 
 
 def merge(output=OUTPUT):
-    """Join the files of the parts ``bars`` and ``digits`` into ``principles_comparison.json``."""
+    """Join the files of the parts (``bars``, ``digits``...) into ``principles_comparison.json``."""
     output = Path(output)
-    parts = [output / f"{STEM}.{part}.json" for part in ("bars", "digits")]
+    parts = sorted(output.glob(f"{STEM}.*.json"))
     results = json.loads(parts[0].read_text())
-    results["runs"].update(json.loads(parts[1].read_text())["runs"])
+    for part in parts[1:]:
+        results["runs"].update(json.loads(part.read_text())["runs"])
+    runs = {f"{name} | {method} | {rate}": results["runs"][f"{name} | {method} | {rate}"]
+            for name in DATASETS for method in METHODS for rate in LEARNING_RATES}
+    results["runs"] = runs
     (output / f"{STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
     for part in parts:
         part.unlink()
@@ -292,13 +296,17 @@ def consistency(output=OUTPUT):
 
 
 def main(output=OUTPUT, *parts):
-    bas, digits = DATASETS
-    actions = {"comparison": comparison, "consistency": consistency, "merge": merge,
-               # the two halves of the comparison, to run in two processes, then merge
-               "bars": lambda out: comparison(out, (bas,), f"{STEM}.bars"),
-               "digits": lambda out: comparison(out, (digits,), f"{STEM}.digits")}
+    """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
+    (half of the comparison) optionally followed by ``:`` and a comma-separated list of
+    methods, for several processes whose files ``merge`` then joins."""
     for part in parts or ("comparison", "consistency"):
-        actions[part](output)
+        half, _, methods = part.partition(":")
+        if half in ("bars", "digits"):
+            name = [n for n in DATASETS if n.startswith(half)][0]
+            methods = tuple(methods.split(",")) if methods else METHODS
+            comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}", methods)
+        else:
+            {"comparison": comparison, "consistency": consistency, "merge": merge}[part](output)
 
 
 if __name__ == "__main__":
