@@ -210,8 +210,10 @@ def run(name, method, learning_rate, segments=None):
     return curve
 
 
-def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS):
-    """Train every run of `methods` on the data sets `names`; write ``stem.json``."""
+def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS,
+               rates=LEARNING_RATES):
+    """Train every run of `methods` and `rates` on the data sets `names`; write
+    ``stem.json``."""
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     results = {"settings": {"methods": METHODS, "noise_ratio": NOISE_RATIO,
@@ -227,7 +229,7 @@ def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS)
             n_hidden, batch_size, _, _ = DATASETS[name]
             n_visible = load(name)[0].shape[1]
             for method in methods:
-                for rate in LEARNING_RATES:
+                for rate in rates:
                     curve = run(name, method, rate)
                     curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
                                                              batch_size)
@@ -300,13 +302,17 @@ def consistency(output=OUTPUT):
 def main(output=OUTPUT, *parts):
     """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
-    methods, for several processes whose files ``merge`` then joins."""
+    methods and by ``@`` and one of rates, for several processes whose files ``merge``
+    then joins."""
     for part in parts or ("comparison", "consistency"):
         half, _, methods = part.partition(":")
+        methods, _, rates = methods.partition("@")
         if half in ("bars", "digits"):
             name = [n for n in DATASETS if n.startswith(half)][0]
             methods = tuple(methods.split(",")) if methods else METHODS
-            comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}", methods)
+            rates = tuple(map(float, rates.split(","))) if rates else LEARNING_RATES
+            comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}.{rates}",
+                       methods, rates)
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge}[part](output)
 
