@@ -1,8 +1,8 @@
 """chapters/around_the_partition_function reads its training curves from chapters/data; they
 cannot drift.
 
-``tools/train_principles.py`` (``make principles``) writes them in about half an hour of one
-core.  These tests re-derive the first measured segment of some runs with the script's own
+``tools/train_principles.py`` (``make principles``) writes them in roughly half an hour of
+one core.  These tests re-derive the first measured segment of some runs with the script's own
 code and compare with what is committed, and check where the runs are read at the budget.
 """
 

@@ -27,8 +27,9 @@ denoising score matching at N = 8000 and 32000.
 Everything is seeded and single-threaded and uses only :mod:`rbm`, so another
 machine gives the same numbers up to floating-point rounding (the tests
 re-derive the first measured segment of some runs and compare), except the
-times.  About half an hour of one core for the comparison, twenty minutes for
-the consistency.
+times.  Roughly a quarter of an hour of one idle core for the comparison and as
+much for the consistency (much longer on a loaded machine: split the comparison into
+parts run in several processes, then ``merge``).
 """
 
 import copy
