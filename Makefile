@@ -93,7 +93,9 @@ logz: $(STAMP)
 	$(PY) tools/logz_estimators.py
 
 # chapters/around_the_partition_function reads what this writes
-# (chapters/data/principles_comparison.json); re-execute it after. About 15 minutes of one core.
+# (chapters/data/principles_comparison.json and principles_consistency.json); re-execute it
+# after. Roughly half an hour of one core (`tools/train_principles.py DIR bars digits:PL,NCE ...`
+# splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
 

@@ -417,8 +417,10 @@ class NoiseContrastive:
     ----------
     noise : Layer, optional
         The noise distribution: a layer of the visible layer's type and size,
-        taken with zero input (a product of independent units).  Fitted to the
-        first data by default.
+        taken with zero input (a product of independent units).  By default
+        :func:`fit_noise_layer` of the data of the first call: in minibatch
+        training that is the first minibatch only, so to have the base rates of
+        the whole data pass ``fit_noise_layer(model.visible, data)``.
     noise_ratio : float, default 1.0
         :math:`\nu`: noise draws per data row (rounded up to a whole number
         of draws).

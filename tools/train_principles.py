@@ -1,23 +1,41 @@
 """Train one RBM per training principle on two data sets and write what chapters/around_the_partition_function reads.
 
-Usage: python tools/train_principles.py [OUTPUT_DIR]     (behind `make principles`)
+Usage: python tools/train_principles.py [OUTPUT_DIR] [PART ...]     (behind `make principles`)
 
-Eight ways to train the same starting model (ML with the exact gradient,
-CD-1, CD-10, PCD-1, pseudo-likelihood, ratio matching, minimum probability
-flow, noise-contrastive estimation) on 4x4 bars and stripes (16 x 8) and on
-the binarised 8x8 digits (64 x 10, 300 digits held out), each at three
-learning rates (0.03, 0.1, 0.3; no momentum) and the same batches and epochs, and the exact log-likelihood of the
-training and held-out rows measured along the way.  Writes
-``principles_comparison.json`` (settings, costs, curves).
+PART is ``comparison``, ``consistency`` or both (the default); each writes one file.
+(``bars`` and ``digits``, optionally followed by ``:`` and a list of methods, are
+parts of ``comparison``, for several processes; ``merge`` then joins them.)
+
+``comparison`` (``principles_comparison.json``): eight ways to train the same
+starting model (ML with the exact gradient, CD-1, CD-10, PCD-1,
+pseudo-likelihood, ratio matching, minimum probability flow, noise-contrastive
+estimation with noise fitted to the whole training set) on 4x4 bars and
+stripes (16 x 8) and on the binarised 8x8 digits (64 x 10, 300 digits held
+out), each at four learning rates (0.03, 0.1, 0.3, 1.0; no momentum) and the
+same batches and epochs.  Along the way: the exact log-likelihood of the
+training and held-out rows, the objective of PL, RM and MPF (on bars and
+stripes), and one
+measurement at the *budget*, the compute of CD-1's whole run (passes per
+training row, :func:`passes_per_row`), reached by a branch of the run that
+stops within half an update of it.  Also the wall-clock time per update
+(machine-dependent) and the final parameters of the ML and NCE runs.
+
+``consistency`` (``principles_consistency.json``): the fits of PL and NCE to
+samples of N = 500 and 8000 rows of a 4x2 model over eight seeds (N * KL), and
+denoising score matching at N = 8000 and 32000.
 
 Everything is seeded and single-threaded and uses only :mod:`rbm`, so another
-machine gives the same numbers up to floating-point rounding
-(``tests/test_principles_cache.py`` re-derives the first measured segment of
-every run and compares).  About fifteen minutes of one core.
+machine gives the same numbers up to floating-point rounding (the tests
+re-derive the first measured segment of some runs and compare), except the
+times.  Roughly a quarter of an hour of one idle core for the comparison and as
+much for the consistency (much longer on a loaded machine: split the comparison into
+parts run in several processes, then ``merge``).
 """
 
+import copy
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +43,15 @@ from threadpoolctl import threadpool_limits
 
 import rbm
 from rbm import datasets, exact, principles, training
+from rbm.layers import Binary, Gaussian
 
 OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "principles_comparison"
+CONSISTENCY_STEM = "principles_consistency"
 
 METHODS = ("ML", "CD-1", "CD-10", "PCD-1", "PL", "RM", "MPF", "NCE")
 NOISE_RATIO = 4.0
-LEARNING_RATES = (0.03, 0.1, 0.3)
+LEARNING_RATES = (0.03, 0.1, 0.3, 1.0)
 INIT_SCALE = 0.01
 MODEL_SEED, TRAIN_SEED = 1, 2
 DATASETS = {
@@ -40,6 +60,17 @@ DATASETS = {
     "digits 8x8": (10, 100, 100, 2),
 }
 HELD_OUT_PER_CLASS = 30
+BUDGET_METHOD = "CD-1"   # the budget: the compute of this method's whole run
+OBJECTIVES = {"PL": principles.PseudoLikelihood, "RM": principles.RatioMatching,
+              "MPF": principles.MinimumProbabilityFlow}
+OBJECTIVE_DATASETS = ("bars and stripes 4x4",)   # where the objective is tracked too
+KEEP_FINAL_MODEL = ("ML", "NCE")
+
+# consistency: a 4x2 binary model, samples of N rows (seed s), NCE's noise seed s + 100
+KL_SEEDS = tuple(range(10, 18))
+KL_SIZES = (500, 8000)
+DSM_RUNS = ((0.3, 8000, 1), (0.6, 8000, 1), (0.3, 32000, 1), (0.6, 32000, 1),
+            (0.3, 8000, 3), (0.6, 8000, 3), (0.3, 8000, 4), (0.6, 8000, 4))
 
 
 def load(name):
@@ -52,13 +83,16 @@ def load(name):
     return data[train], data[held_out]
 
 
-def estimator(method, batch_size):
-    """A fresh estimator of `method`; PCD keeps one chain per row of a batch."""
+def estimator(method, batch_size, train):
+    """A fresh estimator of `method`; PCD keeps one chain per row of a batch, NCE's noise
+    is the base-rate model of the whole training set `train`."""
+    if method == "NCE":
+        noise = principles.fit_noise_layer(Binary(np.zeros(train.shape[1])), train)
+        return principles.NoiseContrastive(noise, noise_ratio=NOISE_RATIO)
     return {"ML": lambda: rbm.ExactGradient(), "CD-1": lambda: rbm.CD(1),
             "CD-10": lambda: rbm.CD(10), "PCD-1": lambda: rbm.PCD(batch_size),
             "PL": principles.PseudoLikelihood, "RM": principles.RatioMatching,
-            "MPF": principles.MinimumProbabilityFlow,
-            "NCE": lambda: principles.NoiseContrastive(noise_ratio=NOISE_RATIO)}[method]()
+            "MPF": principles.MinimumProbabilityFlow}[method]()
 
 
 def passes_per_row(method, n_visible, n_hidden, batch_size):
@@ -69,10 +103,57 @@ def passes_per_row(method, n_visible, n_hidden, batch_size):
     chain per row; PL, RM, MPF: the free energy of the row and of its n_visible
     one-bit neighbours; NCE: the row and nu noise rows; ML: the data's hidden means
     plus the enumeration of the 2**n_hidden hidden states, shared by the batch.
+    (The code of PL, RM, MPF and NCE computes each of these products twice, once for
+    the free energies and once for the statistics: the unit counts them once.)
     """
     return {"ML": 1 + 2 ** min(n_visible, n_hidden) / batch_size, "CD-1": 3, "CD-10": 21,
             "PCD-1": 3, "PL": 1 + n_visible, "RM": 1 + n_visible, "MPF": 1 + n_visible,
             "NCE": 1 + NOISE_RATIO}[method]
+
+
+def budget(name):
+    """Passes per training row of the budget method's whole run on data set `name`."""
+    n_hidden, batch_size, epochs, _ = DATASETS[name]
+    n_visible = load(name)[0].shape[1]
+    return passes_per_row(BUDGET_METHOD, n_visible, n_hidden, batch_size) * epochs
+
+
+def budget_point(name, method):
+    """Where a run of `method` reaches the budget: (whole epochs, extra full batches).
+
+    The extra batches are the number of whole updates of the next epoch closest to
+    the budget's fraction of an epoch.
+    """
+    n_hidden, batch_size, _, _ = DATASETS[name]
+    train = load(name)[0]
+    n, n_visible = train.shape
+    epochs = budget(name) / passes_per_row(method, n_visible, n_hidden, batch_size)
+    whole = int(np.floor(epochs + 1e-9))
+    extra = int(round((epochs - whole) * n / batch_size))
+    if extra * batch_size >= n:
+        whole, extra = whole + 1, 0
+    return whole, extra
+
+
+def _measure(curve, model, train, held_out, method):
+    curve["train"].append(exact.log_likelihood(model, train))
+    curve["held_out"].append(exact.log_likelihood(model, held_out))
+    if "objective" in curve:
+        curve["objective"].append(OBJECTIVES[method]().value(model, train))
+
+
+def _at_budget(name, model, est, rng, train, held_out, whole, extra, learning_rate):
+    """Measure a copy of the run after `extra` more full batches (a branch; the run goes on)."""
+    n_hidden, batch_size, _, _ = DATASETS[name]
+    model, est, rng = model.copy(), copy.deepcopy(est), copy.deepcopy(rng)
+    if extra:
+        rows = train[rng.permutation(train.shape[0])[:extra * batch_size]]
+        training.train(model, rows, est, learning_rate=learning_rate, epochs=1,
+                       batch_size=batch_size, rng=rng)
+    n = train.shape[0]
+    return {"epochs": whole + extra * batch_size / n,
+            "train": exact.log_likelihood(model, train),
+            "held_out": exact.log_likelihood(model, held_out)}
 
 
 def run(name, method, learning_rate, segments=None):
@@ -80,52 +161,161 @@ def run(name, method, learning_rate, segments=None):
 
     Training runs in segments of ``track_epochs`` epochs, one call of
     :func:`rbm.training.train` each with the same generator and estimator (so the
-    shuffles, draws, chains and NCE's ``log_z`` carry over), measured after each.
+    shuffles, draws, chains and NCE's ``log_z`` carry over), measured after each; the
+    segment that holds the budget (:func:`budget_point`) is split there, and a copy of
+    the run is measured at the budget.
     """
     n_hidden, batch_size, epochs, track_epochs = DATASETS[name]
     train, held_out = load(name)
     model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=MODEL_SEED)
-    est = estimator(method, batch_size)
+    est = estimator(method, batch_size, train)
     rng = np.random.default_rng(TRAIN_SEED)
-    curve = {"epochs": [0], "train": [exact.log_likelihood(model, train)],
-             "held_out": [exact.log_likelihood(model, held_out)]}
-    for _ in range(segments or epochs // track_epochs):
-        try:
-            training.train(model, train, est, learning_rate=learning_rate,
-                           epochs=track_epochs, batch_size=batch_size, rng=rng)
-        except ValueError as err:  # diverged: the curve ends here
-            curve["diverged"] = str(err)
-            break
-        curve["epochs"].append(curve["epochs"][-1] + track_epochs)
-        curve["train"].append(exact.log_likelihood(model, train))
-        curve["held_out"].append(exact.log_likelihood(model, held_out))
+    whole, extra = budget_point(name, method)
+    curve = {"epochs": [0], "train": [], "held_out": []}
+    if method in OBJECTIVES and name in OBJECTIVE_DATASETS:
+        curve["objective"] = []
+    _measure(curve, model, train, held_out, method)
+    seconds, updates = 0.0, 0
+    updates_per_epoch = -(-train.shape[0] // batch_size)
+    done = 0
+    try:
+        for _ in range(segments or epochs // track_epochs):
+            stops = [done + track_epochs]
+            if done <= whole < done + track_epochs:
+                stops.insert(0, whole)
+            for stop in stops:
+                if whole == done and "budget" not in curve:
+                    curve["budget"] = _at_budget(name, model, est, rng, train, held_out,
+                                                 whole, extra, learning_rate)
+                if stop > done:
+                    start = time.perf_counter()
+                    training.train(model, train, est, learning_rate=learning_rate,
+                                   epochs=stop - done, batch_size=batch_size, rng=rng)
+                    seconds += time.perf_counter() - start
+                    updates += (stop - done) * updates_per_epoch
+                    done = stop
+            curve["epochs"].append(done)
+            _measure(curve, model, train, held_out, method)
+        if whole == done and "budget" not in curve:
+            curve["budget"] = _at_budget(name, model, est, rng, train, held_out,
+                                         whole, extra, learning_rate)
+    except ValueError as err:  # diverged: the curve ends here
+        curve["diverged"] = str(err)
+    curve["seconds_per_update"] = seconds / max(updates, 1)
     if method == "NCE":
         curve["nce_log_z"] = est.log_z
         curve["exact_log_z"] = exact.log_partition(model)
+    if method in KEEP_FINAL_MODEL and "diverged" not in curve:
+        curve["final_model"] = {"W": model.W.tolist(), "b": model.b.tolist(),
+                                "c": model.c.tolist()}
     return curve
 
 
-def main(output=OUTPUT):
+def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS,
+               rates=LEARNING_RATES):
+    """Train every run of `methods` and `rates` on the data sets `names`; write
+    ``stem.json``."""
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     results = {"settings": {"methods": METHODS, "noise_ratio": NOISE_RATIO,
                             "learning_rates": LEARNING_RATES,
                             "init_scale": INIT_SCALE, "model_seed": MODEL_SEED,
                             "train_seed": TRAIN_SEED, "datasets": DATASETS,
-                            "held_out_per_class": HELD_OUT_PER_CLASS},
+                            "held_out_per_class": HELD_OUT_PER_CLASS,
+                            "budget_method": BUDGET_METHOD,
+                            "budget": {name: budget(name) for name in DATASETS}},
                "runs": {}}
     with threadpool_limits(1, user_api="blas"):
-        for name, (n_hidden, batch_size, _, _) in DATASETS.items():
+        for name in names:
+            n_hidden, batch_size, _, _ = DATASETS[name]
             n_visible = load(name)[0].shape[1]
-            for method in METHODS:
-                for rate in LEARNING_RATES:
+            for method in methods:
+                for rate in rates:
                     curve = run(name, method, rate)
                     curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
                                                              batch_size)
                     results["runs"][f"{name} | {method} | {rate}"] = curve
                     print(f"{name} {method} {rate}: train {curve['train'][-1]:.3f}, held out "
                           f"{curve['held_out'][-1]:.3f}", flush=True)
+    (output / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+def merge(output=OUTPUT):
+    """Join the files of the parts (``bars``, ``digits``...) into ``principles_comparison.json``."""
+    output = Path(output)
+    parts = sorted(output.glob(f"{STEM}.*.json"))
+    results = json.loads(parts[0].read_text())
+    for part in parts[1:]:
+        results["runs"].update(json.loads(part.read_text())["runs"])
+    runs = {f"{name} | {method} | {rate}": results["runs"][f"{name} | {method} | {rate}"]
+            for name in DATASETS for method in METHODS for rate in LEARNING_RATES}
+    results["runs"] = runs
     (output / f"{STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
+    for part in parts:
+        part.unlink()
+
+
+def kl_truth():
+    """The 4x2 model the chapter's consistency section samples from."""
+    return rbm.RBM.random(4, 2, scale=1.0, bias_scale=0.5, rng=0)
+
+
+def gaussian_truth():
+    """The Gaussian-Bernoulli model of the chapter's score-matching section."""
+    return rbm.RBM([[3.0, -1.0], [0.5, 2.5]], Gaussian([-1.0, -1.0], sigma=[1.0, 0.7]),
+                   Binary([0.3, -0.5]))
+
+
+def consistency(output=OUTPUT):
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    makers = {"PL": principles.PseudoLikelihood, "NCE": principles.NoiseContrastive}
+    results = {"settings": {"kl_seeds": KL_SEEDS, "kl_sizes": KL_SIZES,
+                            "noise_seed_offset": 100, "dsm_n_corruptions": 4},
+               "n_kl": {}, "converged": {}, "dsm_error": {}}
+    truth = kl_truth()
+    p_true = exact.visible_distribution(truth)
+    with threadpool_limits(1, user_api="blas"):
+        for name, make in makers.items():
+            for n in KL_SIZES:
+                values, converged = [], []
+                for seed in KL_SEEDS:
+                    fitted, result = principles.fit(truth, exact.sample(truth, n, rng=seed),
+                                                    make(), rng=seed + 100)
+                    values.append(n * exact.kl_divergence(p_true, fitted))
+                    converged.append(bool(result.success))
+                results["n_kl"][f"{name} | {n}"] = values
+                results["converged"][f"{name} | {n}"] = converged
+                print(name, n, values, flush=True)
+        g_truth = gaussian_truth()
+        flat = lambda m: np.concatenate([a.ravel() for a in m.parameters().values()])
+        for s, n, seed in DSM_RUNS:
+            fitted, result = principles.fit(
+                g_truth, exact.sample(g_truth, n, rng=seed),
+                principles.DenoisingScoreMatching(s, n_corruptions=4), rng=seed + 1)
+            error = float(np.linalg.norm(flat(fitted) - flat(g_truth)))
+            results["dsm_error"][f"{s} | {n} | {seed}"] = error
+            results["converged"][f"DSM | {s} | {n} | {seed}"] = bool(result.success)
+            print("DSM", s, n, seed, error, result.success, flush=True)
+    (output / f"{CONSISTENCY_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+def main(output=OUTPUT, *parts):
+    """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
+    (half of the comparison) optionally followed by ``:`` and a comma-separated list of
+    methods and by ``@`` and one of rates, for several processes whose files ``merge``
+    then joins."""
+    for part in parts or ("comparison", "consistency"):
+        half, _, methods = part.partition(":")
+        methods, _, rates = methods.partition("@")
+        if half in ("bars", "digits"):
+            name = [n for n in DATASETS if n.startswith(half)][0]
+            methods = tuple(methods.split(",")) if methods else METHODS
+            rates = tuple(map(float, rates.split(","))) if rates else LEARNING_RATES
+            comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}.{rates}",
+                       methods, rates)
+        else:
+            {"comparison": comparison, "consistency": consistency, "merge": merge}[part](output)
 
 
 if __name__ == "__main__":
