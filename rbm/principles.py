@@ -16,15 +16,15 @@ Every class has
     :func:`rbm.training.train` accepts as it is.
 
 **Principles of neighbouring states** (a discrete visible layer: Binary,
-Spin or Potts units).  Let :math:`y = x^{(i \leftarrow a)}` be the state
-:math:`x` with unit :math:`i` set to another value :math:`a` (for two-state
+Spin or Potts units).  Let :math:`y = v^{(i \leftarrow a)}` be the state
+:math:`v` with unit :math:`i` set to another value :math:`a` (for two-state
 units: bit :math:`i` flipped) and
-:math:`d_{ia}(x) = F(y) - F(x) = \log p(x) - \log p(y)`; :math:`Z` cancels
+:math:`d_{ia}(v) = F(y) - F(v) = \log p(v) - \log p(y)`; :math:`Z` cancels
 from every :math:`d`.  Per data row,
 
 * :class:`PseudoLikelihood` (Besag 1975):
-  :math:`\sum_i \log p(x_i \mid x_{-i}) = -\sum_i \log\big(1 + \sum_{a} e^{-d_{ia}}\big)`;
-* :class:`RatioMatching` (Hyvärinen 2007): :math:`-\sum_{i,a} g\big(p(x)/p(y)\big)^2`
+  :math:`\sum_i \log p(v_i \mid v_{-i}) = -\sum_i \log\big(1 + \sum_{a} e^{-d_{ia}}\big)`;
+* :class:`RatioMatching` (Hyvärinen 2007): :math:`-\sum_{i,a} g\big(p(v)/p(y)\big)^2`
   with :math:`g(u) = 1/(1+u)`, that is :math:`-\sum_{i,a}\sigma(-d_{ia})^2`;
 * :class:`MinimumProbabilityFlow` (Sohl-Dickstein, Battaglino and DeWeese 2011):
   :math:`-\sum_{i,a} e^{-d_{ia}/2}`, the initial probability flow out of the
@@ -48,7 +48,7 @@ parameter, carried as the estimator's attribute ``log_z``.
 **Score matching** (Hyvärinen 2005) and **denoising score matching**
 (Vincent 2011), :class:`ScoreMatching` and :class:`DenoisingScoreMatching`:
 Gaussian visible units (:class:`rbm.layers.Gaussian`) and a two-state hidden
-layer (Binary or Spin); they match :math:`\psi = \nabla_x \log p(x) = -\nabla_x F`,
+layer (Binary or Spin); they match :math:`\psi = \nabla_v \log p(v) = -\nabla_v F`,
 from which :math:`Z` is absent.
 
 A model or data that a principle does not support is refused with a
@@ -101,11 +101,11 @@ def _finite_float(value, name):
 
 
 def free_energy_gradient(model, states, weights):
-    r""":math:`\sum_n w_n \nabla_\theta(-F(x_n))`: the weighted gradient of the negative free energy.
+    r""":math:`\sum_n w_n \nabla_\theta(-F(v_n))`: the weighted gradient of the negative free energy.
 
-    Per row, :math:`\nabla_\theta(-F(x)) = \langle -\partial E/\partial\theta\rangle_{p(h\mid x)}`,
+    Per row, :math:`\nabla_\theta(-F(v)) = \langle -\partial E/\partial\theta\rangle_{p(h\mid v)}`,
     the data statistics of :func:`rbm.exact.data_statistics` (for the binary
-    model :math:`x\,\sigma(c + W^\top x)^\top`, :math:`x`, :math:`\sigma(c + W^\top x)`).
+    model :math:`v\,\sigma(c + W^\top v)^\top`, :math:`v`, :math:`\sigma(c + W^\top v)`).
     Every principle of this module is a function of free energies, and its
     gradient is this sum with the weights its chain rule gives.
 
@@ -124,11 +124,13 @@ def free_energy_gradient(model, states, weights):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import free_energy_gradient
     >>> from rbm import RBM, exact
     >>> model = RBM.random(3, 2, scale=1.0, rng=0)
-    >>> x = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
-    >>> g = free_energy_gradient(model, x, [0.5, 0.5])
-    >>> bool(np.allclose(g.W, exact.data_statistics(model, x).W))
+    >>> v = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    >>> g = free_energy_gradient(model, v, [0.5, 0.5])
+    >>> bool(np.allclose(g.W, exact.data_statistics(model, v).W))
     True
     """
     check_model(model)
@@ -139,18 +141,18 @@ def free_energy_gradient(model, states, weights):
     return Gradient.from_fields(row_statistics(model, x, weights=w, accurate=True))
 
 
-def single_unit_neighbours(layer, x):
-    r"""Every state that differs from a row of `x` in exactly one unit.
+def single_unit_neighbours(layer, v):
+    r"""Every state that differs from a row of `v` in exactly one unit.
 
     For each row, unit :math:`i` and each of the :math:`q - 1` other values
     :math:`a` of that unit (in the order of ``layer.values`` after the
-    current one, cyclically), the state :math:`x^{(i \leftarrow a)}`.
+    current one, cyclically), the state :math:`v^{(i \leftarrow a)}`.
 
     Parameters
     ----------
     layer : rbm.layers.Layer
         A discrete layer (Binary, Spin, Potts).
-    x : ndarray of shape (n_samples, n_units)
+    v : ndarray of shape (n_samples, n_units)
         Checked states of `layer`.
 
     Returns
@@ -160,6 +162,8 @@ def single_unit_neighbours(layer, x):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import single_unit_neighbours
     >>> from rbm.layers import Binary
     >>> single_unit_neighbours(Binary([0.0, 0.0]), np.array([[1.0, 0.0]]))[0, :, 0].tolist()
     [[0.0, 0.0], [1.0, 1.0]]
@@ -168,11 +172,11 @@ def single_unit_neighbours(layer, x):
         raise ValueError(f"single_unit_neighbours needs a discrete layer, got {layer!r}")
     values = layer.values
     q = values.size
-    n, m = x.shape
-    index = np.searchsorted(values, x).astype(np.int64)           # (n, m)
+    n, m = v.shape
+    index = np.searchsorted(values, v).astype(np.int64)           # (n, m)
     shift = np.arange(1, q)                                       # the other q - 1 values
     new = values[(index[:, :, None] + shift) % q]                 # (n, m, q - 1)
-    out = np.broadcast_to(x[:, None, None, :], (n, m, q - 1, m)).copy()
+    out = np.broadcast_to(v[:, None, None, :], (n, m, q - 1, m)).copy()
     units = np.arange(m)
     out[:, units, :, units] = np.moveaxis(new, 1, 0)
     return out
@@ -219,7 +223,7 @@ class _NeighbourPrinciple:
     def gradient(self, model, data, *, rng=None, weights=None):
         r"""The gradient of :meth:`value` in the ascent direction (`rng` is not used).
 
-        :math:`\sum_n w_n \sum_{i,a} \partial_{d}\phi\,(\nabla(-F)(x_n) - \nabla(-F)(y_{nia}))`,
+        :math:`\sum_n w_n \sum_{i,a} \partial_{d}\phi\,(\nabla(-F)(v_n) - \nabla(-F)(y_{nia}))`,
         one call of :func:`free_energy_gradient` on the rows and their neighbours.
 
         Parameters
@@ -245,17 +249,19 @@ class PseudoLikelihood(_NeighbourPrinciple):
     r"""Maximum pseudo-likelihood (Besag 1975) as a training principle.
 
     .. math::
-        \operatorname{PL}(x) = \sum_i \log p(x_i \mid x_{-i})
-        = -\sum_i \log\Big(1 + \sum_{a \ne x_i} e^{-d_{ia}}\Big),\qquad
-        \frac{\partial \operatorname{PL}}{\partial d_{ia}} = p(x_i{=}a \mid x_{-i}),
+        \operatorname{PL}(v) = \sum_i \log p(v_i \mid v_{-i})
+        = -\sum_i \log\Big(1 + \sum_{a \ne v_i} e^{-d_{ia}}\Big),\qquad
+        \frac{\partial \operatorname{PL}}{\partial d_{ia}} = p(v_i{=}a \mid v_{-i}),
 
-    so the gradient is :math:`\sum_i\big(\nabla(-F)(x) - \mathbb E_{a \sim
-    p(x_i \mid x_{-i})}\nabla(-F)(x^{(i\leftarrow a)})\big)`: the likelihood's
+    so the gradient is :math:`\sum_i\big(\nabla(-F)(v) - \mathbb E_{a \sim
+    p(v_i \mid v_{-i})}\nabla(-F)(v^{(i\leftarrow a)})\big)`: the likelihood's
     data term minus a model term in which only unit :math:`i` is resampled.
     :meth:`value` equals :func:`rbm.pseudolikelihood.pseudo_log_likelihood`.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import PseudoLikelihood
     >>> from rbm import RBM
     >>> from rbm.pseudolikelihood import pseudo_log_likelihood
     >>> model = RBM.random(4, 3, scale=1.0, rng=0)
@@ -274,15 +280,15 @@ class PseudoLikelihood(_NeighbourPrinciple):
 
 
 class RatioMatching(_NeighbourPrinciple):
-    r"""Ratio matching (Hyvärinen 2007): match :math:`p(x)/p(y)` for neighbouring states.
+    r"""Ratio matching (Hyvärinen 2007): match :math:`p(v)/p(y)` for neighbouring states.
 
     Hyvärinen's objective for binary data, to be minimised, is
-    :math:`J = \mathbb E_\text{data}\sum_i g\big(p(x)/p(\tilde x^{(i)})\big)^2`
-    with :math:`g(u) = 1/(1+u)` and :math:`\tilde x^{(i)}` the state with bit
+    :math:`J = \mathbb E_\text{data}\sum_i g\big(p(v)/p(\tilde v^{(i)})\big)^2`
+    with :math:`g(u) = 1/(1+u)` and :math:`\tilde v^{(i)}` the state with bit
     :math:`i` flipped; :math:`g(e^{d}) = \sigma(-d)`.  For units of more
     than two values the sum runs over every other value of each unit, which
     keeps the argument that makes it consistent: the pairs
-    :math:`(x, x^{(i\leftarrow a)})` are symmetric, and :math:`g(u) + g(1/u) = 1`.
+    :math:`(v, v^{(i\leftarrow a)})` are symmetric, and :math:`g(u) + g(1/u) = 1`.
     :meth:`value` returns :math:`-J` per row,
 
     .. math::
@@ -291,6 +297,8 @@ class RatioMatching(_NeighbourPrinciple):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import RatioMatching
     >>> from rbm import RBM
     >>> model = RBM(np.zeros((2, 1)), [0.0, 0.0], [0.0])  # every ratio is 1: g = 1/2
     >>> RatioMatching().value(model, [[1, 0]])
@@ -306,7 +314,7 @@ class MinimumProbabilityFlow(_NeighbourPrinciple):
     r"""Minimum probability flow (Sohl-Dickstein, Battaglino and DeWeese 2011), single-unit connectivity.
 
     The data distribution is let flow under a master equation whose rates
-    between neighbouring states, :math:`\Gamma_{yx} = e^{(F(x) - F(y))/2}`,
+    between neighbouring states, :math:`\Gamma_{yv} = e^{(F(v) - F(y))/2}`,
     have the model as their stationary distribution; the objective is the
     initial rate at which probability flows out of the data,
 
@@ -319,11 +327,13 @@ class MinimumProbabilityFlow(_NeighbourPrinciple):
     here runs over every neighbour, so that the objective is an expectation
     over the data distribution (needed when the data repeat states, and for a
     population version); it is stationary at the model that equals the data
-    distribution because :math:`p(x)e^{(F(x)-F(y))/2} = e^{-(F(x)+F(y))/2}/Z`
-    is symmetric in :math:`x \leftrightarrow y`.
+    distribution because :math:`p(v)e^{(F(v)-F(y))/2} = e^{-(F(v)+F(y))/2}/Z`
+    is symmetric in :math:`v \leftrightarrow y`.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import MinimumProbabilityFlow
     >>> from rbm import RBM
     >>> model = RBM(np.zeros((2, 1)), [0.0, 0.0], [0.0])  # every d is 0: flow 1 per unit
     >>> MinimumProbabilityFlow().value(model, [[1, 0]])
@@ -341,7 +351,7 @@ def fit_noise_layer(layer, data, *, pseudo_count=1.0):
     r"""A layer of independent units fitted to `data`: the noise distribution of NCE.
 
     A layer with zero input is a product of independent units,
-    :math:`p_n(x) = e^{-E(x)}/e^{A(0)}`; its parameters are set to the
+    :math:`p_n(v) = e^{-E(v)}/e^{A(0)}`; its parameters are set to the
     data's per-unit frequencies (smoothed by `pseudo_count` per value, as
     :func:`rbm.ais.base_rate_biases`) or, for Gaussian units, to the data's
     means and standard deviations.  For Binary units this is the base-rate
@@ -361,6 +371,9 @@ def fit_noise_layer(layer, data, *, pseudo_count=1.0):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.layers import Binary
+    >>> from rbm.principles import fit_noise_layer
     >>> noise = fit_noise_layer(Binary([0.0, 0.0]), [[1, 0], [1, 0], [1, 1]])
     >>> noise.bias.round(4).tolist()  # p = 4/5, 2/5
     [1.3863, -0.4055]
@@ -385,29 +398,34 @@ def fit_noise_layer(layer, data, *, pseudo_count=1.0):
 class NoiseContrastive:
     r"""Noise-contrastive estimation (Gutmann and Hyvärinen 2010, 2012), with :math:`\log Z` learned.
 
-    Data :math:`x_n` (weights :math:`w_n`) are told apart from noise
+    Data :math:`v_n` (weights :math:`w_n`) are told apart from noise
     :math:`y_m \sim p_n` (weights :math:`u_m`, :math:`\nu` noise draws per data
     row) by logistic regression on the log-ratio
 
     .. math::
-        G(x) = -F(x) - c - \log\nu - \log p_n(x),\qquad
-        J = \sum_n w_n \log\sigma(G(x_n)) + \nu \sum_m u_m \log\sigma(-G(y_m)),
+        \begin{aligned}
+        G(v) &= -F(v) - \zeta - \log\nu - \log p_n(v),\\
+        J &= \sum_n w_n \log\sigma(G(v_n)) + \nu \sum_m u_m \log\sigma(-G(y_m)),
+        \end{aligned}
 
-    with :math:`c` a free parameter in place of :math:`\log Z`.  The model
-    with :math:`c` is unnormalised, and :math:`J` is maximised where
-    :math:`-F - c` is the data's log-density (if the family holds it), so
-    :math:`c \to \log Z`.  The gradients are
+    with :math:`\zeta` a free parameter in place of :math:`\log Z`.  The model
+    with :math:`\zeta` is unnormalised, and :math:`J` is maximised where
+    :math:`-F - \zeta` is the data's log-density (if the family holds it), so
+    :math:`\zeta \to \log Z`.  The gradients are
 
     .. math::
-        \nabla_\theta J = \sum_n w_n \sigma(-G(x_n))\nabla(-F)(x_n)
-        - \nu\sum_m u_m \sigma(G(y_m))\nabla(-F)(y_m),\qquad
-        \frac{\partial J}{\partial c} = -\sum_n w_n\sigma(-G(x_n)) + \nu\sum_m u_m\sigma(G(y_m)).
+        \begin{aligned}
+        \nabla_\theta J &= \sum_n w_n \sigma(-G(v_n))\nabla(-F)(v_n)
+          - \nu\sum_m u_m \sigma(G(y_m))\nabla(-F)(y_m),\\
+        \frac{\partial J}{\partial \zeta} &= -\sum_n w_n\sigma(-G(v_n))
+          + \nu\sum_m u_m\sigma(G(y_m)).
+        \end{aligned}
 
-    **How c is carried.**  :func:`rbm.training.train` updates the model's
-    parameters only, so :math:`c` is the attribute ``log_z`` of the
+    **How ζ is carried.**  :func:`rbm.training.train` updates the model's
+    parameters only, so :math:`\zeta` is the attribute ``log_z`` of the
     estimator: every call of :meth:`gradient` computes both gradients at the
     same point, returns the model's and adds ``log_z_learning_rate`` times
-    :math:`\partial J/\partial c` to ``log_z`` (plain ascent, no momentum).
+    :math:`\partial J/\partial \zeta` to ``log_z`` (plain ascent, no momentum).
     On the first call ``log_z`` (if ``None``) is set to the importance
     sampling estimate :math:`\log\frac1M\sum_m e^{-F(y_m)}/p_n(y_m)` on that
     call's noise, and ``noise`` (if ``None``) to :func:`fit_noise_layer`
@@ -425,7 +443,7 @@ class NoiseContrastive:
         :math:`\nu`: noise draws per data row (rounded up to a whole number
         of draws).
     log_z : float, optional
-        The starting value of :math:`c`.
+        The starting value of :math:`\zeta`.
     log_z_learning_rate : float, default 0.1
 
     Attributes
@@ -435,6 +453,8 @@ class NoiseContrastive:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import NoiseContrastive
     >>> from rbm import RBM
     >>> from rbm.layers import Binary
     >>> model = RBM(np.zeros((2, 1)), [0.0, 0.0], [0.0])   # log Z = 3 log 2
@@ -576,9 +596,9 @@ def _check_gaussian_model(model, who):
 
 
 def _score_parts(model, x):
-    r"""The score :math:`\psi = -\nabla_x F` and the pieces of its derivatives, per row.
+    r"""The score :math:`\psi = -\nabla_v F` and the pieces of its derivatives, per row.
 
-    For Gaussian visible units (:math:`u = 1/\sigma`, :math:`r = (x - b)u^2`) and a
+    For Gaussian visible units (:math:`u = 1/\sigma`, :math:`r = (v - b)u^2`) and a
     two-state hidden layer of values ``lo, hi`` (:math:`\Delta = hi - lo`) with
     field :math:`a = c + (xu)^\top W`, the statistic's cumulants given :math:`a` are
     :math:`\kappa_1 = lo + \Delta p`, :math:`\kappa_2 = \Delta^2 p(1-p)` and
@@ -599,7 +619,7 @@ def _score_parts(model, x):
 
 
 def _score_vjp(model, x, parts, e):
-    r"""Per-parameter :math:`\sum_{n,i} e_{ni}\,\partial\psi_i(x_n)/\partial\theta`, as arrays."""
+    r"""Per-parameter :math:`\sum_{n,i} e_{ni}\,\partial\psi_i(v_n)/\partial\theta`, as arrays."""
     u, r, k1, k2, _, wk1, _ = parts
     W = model.W
     g_a = ((e * u) @ W) * k2                                        # dJ/da_j
@@ -620,16 +640,16 @@ def _as_gradient(model, fields, scale):
 class ScoreMatching:
     r"""Score matching (Hyvärinen 2005) for Gaussian visible units.
 
-    With the model's score :math:`\psi(x) = \nabla_x\log p(x) = -\nabla_x F(x)`,
+    With the model's score :math:`\psi(v) = \nabla_v\log p(v) = -\nabla_v F(v)`,
     in which :math:`Z` does not appear, Hyvärinen's objective (to be
     minimised; equal, up to a constant, to the expected squared distance between the
     model's and the data's scores) is
 
     .. math::
-        J = \mathbb E_\text{data}\sum_i\Big(\tfrac12\psi_i(x)^2 + \partial_i\psi_i(x)\Big).
+        J = \mathbb E_\text{data}\sum_i\Big(\tfrac12\psi_i(v)^2 + \partial_i\psi_i(v)\Big).
 
     For Gaussian visible units and a two-state hidden layer (notation of the
-    module's ``_score_parts``: :math:`u = 1/\sigma`, :math:`r = (x-b)u^2`,
+    module's ``_score_parts``: :math:`u = 1/\sigma`, :math:`r = (v-b)u^2`,
     :math:`\kappa_k` the cumulants of the hidden statistic given its field
     :math:`a = c + (xu)^\top W`),
 
@@ -644,10 +664,12 @@ class ScoreMatching:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import ScoreMatching
     >>> from rbm import RBM
     >>> from rbm.layers import Gaussian, Binary
     >>> model = RBM(np.zeros((1, 1)), Gaussian([0.0]), Binary([0.0]))  # a standard normal
-    >>> ScoreMatching().value(model, [[2.0]])  # -(x**2 / 2 - 1)
+    >>> ScoreMatching().value(model, [[2.0]])  # -(v**2 / 2 - 1)
     -1.0
     """
 
@@ -708,20 +730,20 @@ class ScoreMatching:
 class DenoisingScoreMatching:
     r"""Denoising score matching (Vincent 2011) for Gaussian visible units.
 
-    Each data row is corrupted, :math:`\tilde x = x + s\varepsilon` with
-    :math:`\varepsilon \sim N(0, I)`, and the model's score at :math:`\tilde x`
+    Each data row is corrupted, :math:`\tilde v = v + s\varepsilon` with
+    :math:`\varepsilon \sim N(0, I)`, and the model's score at :math:`\tilde v`
     is regressed on the score of the corruption,
-    :math:`\nabla_{\tilde x}\log q(\tilde x \mid x) = (x - \tilde x)/s^2 = -\varepsilon/s`:
+    :math:`\nabla_{\tilde v}\log q(\tilde v \mid v) = (v - \tilde v)/s^2 = -\varepsilon/s`:
 
     .. math::
-        J_s = \mathbb E_{x,\varepsilon}\tfrac12\big\|\psi(x + s\varepsilon) + \varepsilon/s\big\|^2,
+        J_s = \mathbb E_{v,\varepsilon}\tfrac12\big\|\psi(v + s\varepsilon) + \varepsilon/s\big\|^2,
 
     which Vincent showed equals, up to a constant, score matching's :math:`J`
     on the smoothed density :math:`q_s = p_\text{data} * N(0, s^2 I)`: it is
     consistent for :math:`q_s`, not for :math:`p_\text{data}` (a bias that
     vanishes as :math:`s \to 0`), and needs no second derivative.  The
     gradient is :math:`\sum e_i\,\partial\psi_i/\partial\theta` with
-    :math:`e = \psi(\tilde x) + \varepsilon/s` (the same chain rule as
+    :math:`e = \psi(\tilde v) + \varepsilon/s` (the same chain rule as
     :class:`ScoreMatching`).  :meth:`value` returns :math:`-J_s`.
 
     Parameters
@@ -733,6 +755,8 @@ class DenoisingScoreMatching:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import DenoisingScoreMatching
     >>> from rbm import RBM
     >>> from rbm.layers import Gaussian, Binary
     >>> model = RBM(np.zeros((1, 1)), Gaussian([0.0]), Binary([0.0]))
@@ -858,6 +882,8 @@ def fit(model, data, principle, *, rng=None, max_iter=1000, gtol=1e-9):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from rbm.principles import PseudoLikelihood, fit
     >>> from rbm import RBM, exact
     >>> truth = RBM.random(4, 2, scale=1.0, bias_scale=0.5, rng=0)
     >>> data = exact.sample(truth, 2000, rng=1)
