@@ -245,8 +245,10 @@ def log_density_derivative(model, v, beta, *, data=None, base_biases=None):
     >>> model = RBM.random(4, 3, scale=1.0, bias_scale=1.0, rng=0)
     >>> v = np.array([[1.0, 0.0, 1.0, 1.0]])
     >>> eps = 1e-6
-    >>> f = [-ais.intermediate_model(model, b).free_energy(v)[0] for b in (0.5 - eps, 0.5 + eps)]
-    >>> bool(np.isclose(log_density_derivative(model, v, 0.5)[0], (f[1] - f[0]) / (2 * eps)))
+    >>> f = [-ais.intermediate_model(model, b).free_energy(v)[0]
+    ...      for b in (0.5 - eps, 0.5 + eps)]
+    >>> slope = log_density_derivative(model, v, 0.5)[0]
+    >>> bool(np.isclose(slope, (f[1] - f[0]) / (2 * eps)))
     True
     """
     model = check_model(model)
