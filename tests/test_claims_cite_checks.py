@@ -24,7 +24,8 @@ index = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(index)
 
 NOTEBOOKS = index.toc_notebooks()
-CITED = re.compile(r"<(chk-[a-z0-9-]+)>`")
+# {check}`chk-...` (the page format), or the older {ref}`check <chk-...>`
+CITED = re.compile(r"(?:\{check\}`|<)(chk-[a-z0-9-]+)>?`")
 FOLDED = {"hide-output", "remove-output", "hide-cell", "remove-cell"}
 
 
@@ -55,7 +56,7 @@ def summary_bullets(path):
 def test_every_summary_bullet_cites_a_check(path):
     uncited = [b for b in summary_bullets(path) if not CITED.search(b)]
     assert not uncited, (f"{path.name}: summary bullets that state no check "
-                         f"(cite one with {{ref}}`check <chk-...>`):\n" + "\n".join(uncited))
+                         f"(cite one with {{check}}`chk-...`):\n" + "\n".join(uncited))
 
 
 def test_every_cited_label_is_printed_by_exactly_one_check():
@@ -91,10 +92,10 @@ def test_the_summary_rule_can_fail():
 
     cells = [{"cell_type": "markdown", "metadata": {}, "source": [
         "## Summary\n\n- a result without a check\n  on two lines.\n"
-        "- a result with one ({ref}`check <chk-a-b>`).\n\n## Exercises\n\n- not a summary\n"]}]
+        "- a result with one {check}`chk-a-b`.\n- an older citation ({ref}`check <chk-c-d>`).\n\n## Exercises\n\n- not a summary\n"]}]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.ipynb"
         path.write_text(json.dumps({"cells": cells, "metadata": {}}))
         bullets = summary_bullets(path)
-    assert len(bullets) == 2
-    assert [bool(CITED.search(b)) for b in bullets] == [False, True]
+    assert len(bullets) == 3
+    assert [bool(CITED.search(b)) for b in bullets] == [False, True, True]

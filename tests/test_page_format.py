@@ -1,0 +1,179 @@
+"""Chapters follow the page format of CONTRIBUTING.md: a page that teaches, its evidence at the end.
+
+Counted here, from the committed notebooks:
+
+- the reading flow of a formatted chapter (everything before its ``## Evidence`` section)
+  shows no verdict line; the whole book shows at most ``BOOK_VERDICT_BUDGET``;
+- no run of more than two fold toggles between two pieces of prose in the reading flow;
+- a core chapter has at most ``CORE_PROSE_WORDS`` words of prose in its reading flow;
+- a formatted chapter ends with an Evidence section, labelled ``sec-...-evidence``, and its
+  text cites checks with ``{check}`` rather than the older ``{ref}`check <...>```.
+
+A chapter is *formatted* when it is in the core part of ``_toc.yml`` or listed in
+``FORMATTED_ADVANCED``.
+"""
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("index_of_checks", ROOT / "tools/index_of_checks.py")
+index = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(index)
+
+BOOK_VERDICT_BUDGET = 50
+CORE_PROSE_WORDS = 4000
+MAX_TOGGLE_RUN = 2
+#: Advanced chapters converted to the page format (their stems); the core part always is.
+FORMATTED_ADVANCED = set()
+
+HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
+EVIDENCE_HEADING = re.compile(r"^## Evidence\s*$", re.M)
+
+
+def core_chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [ROOT / f"{item['file']}.ipynb" for part in toc["parts"]
+            if part["caption"].startswith("Core")
+            for item in part["chapters"] if (ROOT / f"{item['file']}.ipynb").exists()]
+
+
+CORE = core_chapters()
+FORMATTED = CORE + [p for p in index.toc_notebooks() if p.stem in FORMATTED_ADVANCED]
+
+
+def cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def tags(cell):
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def reading_flow(nb_cells):
+    """The cells before the ``## Evidence`` heading (all of them if there is none)."""
+    for n, cell in enumerate(nb_cells):
+        if cell["cell_type"] == "markdown" and EVIDENCE_HEADING.search("".join(cell["source"])):
+            return nb_cells[:n]
+    return nb_cells
+
+
+def visible_verdict_lines(nb_cells):
+    """Verdict lines in outputs that the page shows without a click."""
+    found = []
+    for n, cell in enumerate(nb_cells):
+        if cell["cell_type"] != "code" or HIDDEN_OUTPUT & tags(cell):
+            continue
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain", "")
+            found += [f"cell {n}: {line}" for line in "".join(text).splitlines()
+                      if index.VERDICT.match(line)]
+    return found
+
+
+def toggles(cell):
+    """How many "show" buttons a code cell puts on the page."""
+    t = tags(cell)
+    if t & {"remove-cell"}:
+        return 0
+    if "hide-cell" in t:
+        return 1
+    return int("hide-input" in t and "remove-input" not in t) + int(
+        "hide-output" in t and "remove-output" not in t)
+
+
+def toggle_runs(nb_cells):
+    """The number of toggles between each two pieces of prose, with the cell that starts each run."""
+    runs, count, start = [], 0, None
+    for n, cell in enumerate(nb_cells):
+        if cell["cell_type"] == "markdown" and "".join(cell["source"]).strip():
+            runs.append((start, count))
+            count, start = 0, None
+        elif cell["cell_type"] == "code":
+            count += toggles(cell)
+            start = n if start is None and toggles(cell) else start
+    runs.append((start, count))
+    return [(s, c) for s, c in runs if c]
+
+
+def prose_words(nb_cells):
+    """Words of prose: math, code, directive options, labels and roles' targets left out."""
+    text = "\n".join("".join(c["source"]) for c in nb_cells if c["cell_type"] == "markdown")
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)       # fenced blocks: math, code
+    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    text = re.sub(r"\$[^$\n]*\$", " ", text)
+    text = re.sub(r"\{[a-z:]+\}`[^`]*`", " ", text)          # roles: {ref}`...`, {check}`...`
+    text = re.sub(r"^\s*(:{3,}.*|:[a-z-]+:.*|\(.*\)=)\s*$", " ", text, flags=re.M)
+    return len(re.findall(r"[A-Za-z][A-Za-z'’-]*", text))
+
+
+def test_the_book_has_core_chapters():
+    assert len(CORE) >= 8
+
+
+def test_book_wide_visible_verdicts_within_budget():
+    counts = {p.stem: len(visible_verdict_lines(cells(p))) for p in index.toc_notebooks()}
+    total = sum(counts.values())
+    assert total <= BOOK_VERDICT_BUDGET, (
+        f"{total} verdict lines are visible in the book (budget {BOOK_VERDICT_BUDGET}): "
+        f"{ {k: v for k, v in counts.items() if v} }")
+
+
+@pytest.mark.parametrize("path", FORMATTED, ids=lambda p: p.stem)
+def test_reading_flow_shows_no_verdict(path):
+    shown = visible_verdict_lines(reading_flow(cells(path)))
+    assert not shown, f"{path.name}: verdicts on the page (move them to ## Evidence):\n" + "\n".join(shown)
+
+
+@pytest.mark.parametrize("path", FORMATTED, ids=lambda p: p.stem)
+def test_no_run_of_more_than_two_toggles(path):
+    long_runs = [(s, c) for s, c in toggle_runs(reading_flow(cells(path))) if c > MAX_TOGGLE_RUN]
+    assert not long_runs, f"{path.name}: runs of fold toggles (first cell, toggles): {long_runs}"
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: p.stem)
+def test_core_chapter_prose_within_budget(path):
+    words = prose_words(reading_flow(cells(path)))
+    assert words <= CORE_PROSE_WORDS, f"{path.name}: {words} words of prose (at most {CORE_PROSE_WORDS})"
+
+
+@pytest.mark.parametrize("path", FORMATTED, ids=lambda p: p.stem)
+def test_evidence_section_closes_the_chapter(path):
+    md = ["".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown"]
+    text = "\n".join(md)
+    assert re.search(r"^\(sec-[a-z0-9-]+-evidence\)=\s*\n## Evidence\s*$", text, re.M), (
+        f"{path.name}: no labelled '## Evidence' section")
+    after = text[EVIDENCE_HEADING.search(text).end():]
+    assert not re.search(r"^## ", after, re.M), f"{path.name}: a section follows Evidence"
+    assert "{ref}`check <" not in text, f"{path.name}: cite checks with {{check}}`chk-...`"
+
+
+def _nb(*spec):
+    out = []
+    for kind, tag_list, text in spec:
+        cell = {"cell_type": kind, "metadata": {"tags": tag_list}, "source": [text]}
+        if kind == "code":
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": [text]}]
+        out.append(cell)
+    return out
+
+
+def test_the_counters_can_fail():
+    nb = _nb(("markdown", [], "# T\n\nSome prose here."),
+             ("code", [], "verdict [chk-a]: holds\n"),
+             ("code", ["hide-input", "hide-output"], "verdict: x\n"),
+             ("code", ["hide-input"], "x\n"),
+             ("markdown", [], "More prose, $x = 1$ and {check}`chk-a`."),
+             ("code", ["remove-cell"], "verdict: hidden\n"),
+             ("markdown", [], "(sec-t-evidence)=\n## Evidence"),
+             ("code", [], "verdict: after\n"))
+    flow = reading_flow(nb)
+    assert len(flow) == 6
+    assert [line.split(": ", 1)[1] for line in visible_verdict_lines(flow)] == ["verdict [chk-a]: holds"]
+    assert toggle_runs(flow) == [(2, 3)]
+    assert prose_words(flow[:1]) == 4 and prose_words(flow[4:5]) == 3
