@@ -29,8 +29,10 @@ spec.loader.exec_module(index)
 BOOK_VERDICT_BUDGET = 50
 CORE_PROSE_WORDS = 4000
 MAX_TOGGLE_RUN = 2
-#: Advanced chapters converted to the page format (their stems); the core part always is.
-FORMATTED_ADVANCED = set()
+#: Advanced chapters converted to the page format (their stems, one per line); the core part
+#: always is.
+FORMATTED_ADVANCED = {
+}
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
 EVIDENCE_HEADING = re.compile(r"^## Evidence\s*$", re.M)
