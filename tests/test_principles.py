@@ -335,8 +335,10 @@ def test_estimate_approaches_the_truth_as_data_grow(principle):
     p = exact.visible_distribution(truth)
     kl = {}
     for n in (500, 8000):
-        fitted, result = fit(truth, exact.sample(truth, n, rng=1), principle(), rng=2)
-        assert result.success
+        with threadpool_limits(1, user_api="blas"):   # L-BFGS's stop depends on sum order
+            fitted, result = fit(truth, exact.sample(truth, n, rng=1), principle(), rng=2)
+        # at a stationary point: L-BFGS's strict stop (gtol 1e-9) is not always reached
+        assert np.abs(result.jac).max() < 1e-6, result.message
         kl[n] = exact.kl_divergence(p, fitted)
         assert n * kl[n] < 30
     assert kl[8000] < kl[500] / 4
