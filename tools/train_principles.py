@@ -283,15 +283,16 @@ def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS,
 
 
 def merge(output=OUTPUT):
-    """Join the files of the parts (``bars``, ``digits``...) into ``principles_comparison.json``."""
+    """Join the files of the parts (``bars``, ``digits``...) into ``principles_comparison.json``
+    (the runs in a fixed order; the seed pairs beyond the first may hold only some rates)."""
     output = Path(output)
     parts = sorted(output.glob(f"{STEM}.*.json"))
     results = json.loads(parts[0].read_text())
     for part in parts[1:]:
         results["runs"].update(json.loads(part.read_text())["runs"])
-    runs = {key(name, method, rate, seeds): results["runs"][key(name, method, rate, seeds)]
-            for name in DATASETS for seeds in SEED_PAIRS for method in METHODS
-            for rate in LEARNING_RATES}
+    order = [key(name, method, rate, seeds) for name in DATASETS for seeds in SEED_PAIRS
+             for method in METHODS for rate in LEARNING_RATES]
+    runs = {k: results["runs"][k] for k in order if k in results["runs"]}
     results["runs"] = runs
     (output / f"{STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
     for part in parts:
@@ -343,6 +344,78 @@ def consistency(output=OUTPUT):
     (output / f"{CONSISTENCY_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
+GAUSS_SEEDS = (1, 3, 4)
+GAUSS_SIZES = (500, 8000, 32000)
+GAUSS_METHODS = ("SM", "NCE", "DSM s=0.3")
+
+
+def fit_ml(model, data, max_iter=1000, gtol=1e-9):
+    """Maximum likelihood by L-BFGS (full batch, the exact gradient), from `model`."""
+    from scipy.optimize import minimize
+
+    work = model.copy()
+    rows, counts = np.unique(np.asarray(data, dtype=float), axis=0, return_counts=True)
+    weights = counts / counts.sum()
+    shapes = [(k, p.shape) for k, p in work.parameters().items()]
+
+    def set_flat(theta):
+        start = 0
+        for k, shape in shapes:
+            size = int(np.prod(shape))
+            work.parameters()[k][...] = theta[start:start + size].reshape(shape)
+            start += size
+
+    def objective(theta):
+        set_flat(theta)
+        ll = float(weights @ exact.log_prob(work, rows))
+        g = rbm.ExactGradient().gradient(work, np.repeat(rows, counts, axis=0), rng=0)
+        return -ll, -g.flat()
+
+    start = np.concatenate([p.ravel() for p in work.parameters().values()])
+    result = minimize(objective, start, jac=True, method="L-BFGS-B",
+                      options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-15})
+    set_flat(result.x)
+    return work, result
+
+
+def consistency_extra(output=OUTPUT):
+    """Add to ``principles_consistency.json``: maximum likelihood's N * KL on the samples
+    of the 4x2 model, and the parameter error of SM, NCE and DSM (s = 0.3) on the
+    Gaussian model over the seeds :data:`GAUSS_SEEDS` and sizes :data:`GAUSS_SIZES`."""
+    path = Path(output) / f"{CONSISTENCY_STEM}.json"
+    results = json.loads(path.read_text())
+    truth = kl_truth()
+    p_true = exact.visible_distribution(truth)
+    g_truth = gaussian_truth()
+    flat = lambda m: np.concatenate([a.ravel() for a in m.parameters().values()])
+    makers = {"SM": principles.ScoreMatching, "NCE": principles.NoiseContrastive,
+              "DSM s=0.3": lambda: principles.DenoisingScoreMatching(0.3, n_corruptions=4)}
+    results["settings"].update(gauss_seeds=GAUSS_SEEDS, gauss_sizes=GAUSS_SIZES,
+                               gauss_noise_seed_offset=1)
+    results["gauss_error"] = {}
+    with threadpool_limits(1, user_api="blas"):
+        for n in KL_SIZES:
+            values, converged = [], []
+            for seed in KL_SEEDS:
+                fitted, result = fit_ml(truth, exact.sample(truth, n, rng=seed))
+                values.append(n * exact.kl_divergence(p_true, fitted))
+                converged.append(bool(np.abs(result.jac).max() < 1e-6))
+            results["n_kl"][f"ML | {n}"] = values
+            results["converged"][f"ML | {n}"] = converged
+            print("ML", n, values, flush=True)
+        for name, make in makers.items():
+            for n in GAUSS_SIZES:
+                for seed in GAUSS_SEEDS:
+                    fitted, result = principles.fit(g_truth, exact.sample(g_truth, n, rng=seed),
+                                                    make(), rng=seed + 1)
+                    error = float(np.linalg.norm(flat(fitted) - flat(g_truth)))
+                    results["gauss_error"][f"{name} | {n} | {seed}"] = error
+                    results["converged"][f"{name} | {n} | {seed}"] = bool(
+                        np.abs(result.jac).max() < 1e-5)
+                    print(name, n, seed, error, flush=True)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def main(output=OUTPUT, *parts):
     """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
@@ -361,7 +434,8 @@ def main(output=OUTPUT, *parts):
             comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}.{rates}.{pairs}",
                        methods, rates, pairs)
         else:
-            {"comparison": comparison, "consistency": consistency, "merge": merge}[part](output)
+            {"comparison": comparison, "consistency": consistency, "merge": merge,
+             "consistency-extra": consistency_extra}[part](output)
 
 
 if __name__ == "__main__":
