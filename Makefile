@@ -94,7 +94,7 @@ logz: $(STAMP)
 
 # chapters/around_the_partition_function reads what this writes
 # (chapters/data/principles_comparison.json and principles_consistency.json); re-execute it
-# after. Roughly half an hour of one core (`tools/train_principles.py DIR bars digits:PL,NCE ...`
+# after. Roughly half an hour of one core (`tools/train_principles.py DIR digits/1-2 bars/1-2 ...`
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
