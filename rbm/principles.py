@@ -274,6 +274,22 @@ def neighbour_gradient(model, parts, slope):
     Returns
     -------
     Gradient
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm import RBM
+    >>> from rbm.principles import (free_energy_gradient, neighbour_differences,
+    ...                             neighbour_gradient, single_unit_neighbours)
+    >>> model = RBM.random(3, 2, scale=1.0, rng=0)
+    >>> x = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    >>> d, parts = neighbour_differences(model, x)
+    >>> slope = np.full(d.shape, 0.5)
+    >>> y = single_unit_neighbours(model.visible, x).reshape(-1, 3)
+    >>> rows = free_energy_gradient(model, np.concatenate([x, y]),
+    ...                             np.concatenate([slope.sum(axis=(1, 2)), -slope.ravel()]))
+    >>> bool(np.allclose(neighbour_gradient(model, parts, slope).flat(), rows.flat()))
+    True
     """
     visible, hidden = model.visible, model.hidden
     S, dS, I_x, I_y = parts["S"], parts["dS"], parts["I_x"], parts["I_y"]

@@ -51,7 +51,7 @@ def test_every_run_is_measured_at_the_budget_unless_it_diverged(cache):
 
 
 def test_the_consistency_cache_holds_every_fit(consistency):
-    assert set(consistency["n_kl"]) == {f"{m} | {n}" for m in ("PL", "NCE")
+    assert set(consistency["n_kl"]) == {f"{m} | {n}" for m in ("PL", "NCE", "ML")
                                         for n in tp.KL_SIZES}
     assert all(len(v) == len(tp.KL_SEEDS) for v in consistency["n_kl"].values())
     assert set(consistency["dsm_error"]) == {f"{s} | {n} | {seed}"
