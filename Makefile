@@ -31,7 +31,7 @@ help:
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
-	@echo "make principles  retrain the comparison of training principles (about 15 min)"
+	@echo "make principles  retrain the comparison of training principles (about half an hour)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 

@@ -269,7 +269,8 @@ def neighbour_gradient(model, parts, slope):
     model : RBM
     parts : dict
         The second output of :func:`neighbour_differences`.
-    slope : ndarray of shape (n_samples, n_visible, q - 1)
+    slope : ndarray of shape (n_samples, n_visible, n_values)
+        One slope per neighbour (``n_values``: the q - 1 other values of a unit).
 
     Returns
     -------
@@ -361,8 +362,8 @@ class _NeighbourPrinciple:
             As in :meth:`value`.
         rng : numpy.random.Generator, int or None
             Accepted so that :func:`rbm.training.train` can pass it.
-        method : {"rank-one", "rows"}, default "rank-one"
-            ``"rank-one"``: :func:`neighbour_gradient`, :math:`O(n_v (q-1) n_h)` per data
+        method : str, default "rank-one"
+            ``"rank-one"`` or ``"rows"``. ``"rank-one"``: :func:`neighbour_gradient`, :math:`O(n_v (q-1) n_h)` per data
             row; ``"rows"``: every neighbour formed and passed to
             :func:`free_energy_gradient` with the data rows, :math:`O(n_v^2 (q-1) n_h)`
             per row (the same numbers to rounding; a reference).
