@@ -17,9 +17,8 @@ same batches and epochs, from the starting model and batches of the seed pair
 (1, 2); on the digits each method again for the seed pairs (3, 4) and (5, 6) at its
 best rate of the first pair.  PL, RM and MPF compute their gradients by rank-one
 updates (:func:`rbm.principles.neighbour_gradient`) and are counted at 4 passes.
-Along the way: the exact log-likelihood of the training and held-out rows, the objective of PL, RM and MPF (on bars and
-stripes), and one
-measurement at the *budget*, the compute of CD-1's whole run (passes per
+Along the way: the exact log-likelihood of the training and held-out rows, the
+objective of PL, RM and MPF (on bars and stripes), and one measurement at the *budget*, the compute of CD-1's whole run (passes per
 training row, :func:`passes_per_row`), reached by a branch of the run that
 stops within half an update of it.  Also the wall-clock time per update
 (machine-dependent) and the final parameters of the ML and NCE runs.
