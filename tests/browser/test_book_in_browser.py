@@ -169,7 +169,11 @@ MEASURE_LAYOUT = """(minScale) => {
   const describe = (el) => {
     const id = el.id || (el.closest('[id]') ? el.closest('[id]').id : '');
     const section = el.closest('section[id]');
-    const text = (el.innerText || el.getAttribute('src') || '').replace(/\\s+/g, ' ').slice(0, 60);
+    // An image is named by its figure's caption ("Fig. 3.1 The weight ..."), else its file.
+    const caption = el.tagName === 'IMG' && el.closest('figure') &&
+                    el.closest('figure').querySelector('figcaption');
+    const text = ((caption && caption.innerText) || el.innerText || el.getAttribute('src') || '')
+                 .replace(/\\s+/g, ' ').slice(0, 60);
     return `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}` +
            ` in #${section ? section.id : id}: "${text}"`;
   };
@@ -314,7 +318,7 @@ def test_figures_scaled_to_the_column_on_a_phone(page_path, server, browser):
     assert not layout["outside"], (f"{page_path} at 400 px: {len(layout['outside'])} figures "
                                    f"not within their column:\n{report}")
     report = "\n".join(f"  {s['what']}: {s['shown']} px of {s['natural']} px "
-                       f"({s['shown'] / s['natural']:.2f}, {s['natural'] / 100:.1f} in at 100 dpi)"
+                       f"({s['shown'] / s['natural']:.3f}, {s['natural'] / 100:.2f} in at 100 dpi)"
                        for s in layout["squeezed"])
     assert not layout["squeezed"], (
         f"{page_path} at 400 px: {len(layout['squeezed'])} figures shown below "
