@@ -31,7 +31,7 @@ help:
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
-	@echo "make principles  retrain the comparison of training principles (about 15 min)"
+	@echo "make principles  retrain the comparison of training principles (about half an hour)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -102,7 +102,7 @@ logz: $(STAMP)
 
 # chapters/around_the_partition_function reads what this writes
 # (chapters/data/principles_comparison.json and principles_consistency.json); re-execute it
-# after. Roughly half an hour of one core (`tools/train_principles.py DIR bars digits:PL,NCE ...`
+# after. Roughly half an hour of one core (`tools/train_principles.py DIR digits/1-2 bars/1-2 ...`
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
