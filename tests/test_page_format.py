@@ -37,6 +37,7 @@ FORMATTED_ADVANCED = {
     "what_cd_optimises",
     "mixing_and_tempering",
     "shape_of_the_likelihood",
+    "other_unit_types",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
