@@ -812,12 +812,11 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
                      "of the coupling.")
             symbol = "v" if given == "visible" else "h"
             entry = f"{what} at {symbol} = {_state(X[row])}, unit {unit}"
-            raise CheckFailed(
-                f"{name}: {entry} is {values[row, unit]:.6g}; the exact value is "
-                f"{mean(X)[row, unit]:.6g} ({len(bad)} of {values.size} entries beyond "
-                f"{tol:g} + {rtol:g} |exact|)." + cause + _warned(found_warnings),
-                entry=entry, found=values[row, unit], expected=mean(X)[row, unit],
-                n_tests=values.size, slip=f"the model with {slips[0][0]}" if slips else None)
+            _fail(name, f"{entry} " + _gap(values[row, unit], mean(X)[row, unit], 6)
+                  + f"; {len(bad)} of {values.size} entries beyond {tol:g} + {rtol:g} "
+                  f"|exact|).", cause, found_warnings, entry=entry, found=values[row, unit],
+                  expected=mean(X)[row, unit], n_tests=values.size,
+                  slip=f"the model with {slips[0][0]}" if slips else None)
         counts.append(str(len(X)))
     return _pass(name, CheckResult(name, 0.0, np.nan, 0, 0, tol), label,
                  f"every entry within {tol:g} + {rtol:g} |exact| ({' + '.join(counts)} states)")
@@ -959,38 +958,46 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
     n_draws = check_positive_int(n_draws, "n_draws")
     detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
     out_layer = model.hidden if given == "visible" else model.visible
-    found_warnings = []
-    draws = _array(_call(sample, found_warnings, np.repeat(X, n_draws, axis=0), rng,
-                         what="your sampler"),
-                   "your sampler", (len(X) * n_draws, out_layer.n_units))
-    if not np.isin(draws, out_layer.values).all():
-        raise AssertionError(f"{name}: your sampler returned values other than "
-                             f"{out_layer.values.tolist()}")
-    index = out_layer.index_of(draws).reshape(len(X), n_draws)
-    counts = np.stack([np.bincount(row, minlength=len(Y)) for row in index])
-    z, _, level, bad = _binomial_tests(counts, n_draws, P, alpha)
     x_sym, y_sym = ("v", "h") if given == "visible" else ("h", "v")
+    return _frequency_check(
+        sample, (np.repeat(X, n_draws, axis=0), rng), "your sampler", out_layer, P,
+        n_draws, alpha=alpha, name=name, label=label,
+        entry=lambda i, j: f"p({y_sym} = {_state(Y[j])} | {x_sym} = {_state(X[i])})",
+        diagnose=lambda counts: _sampler_diagnosis(model, X, given, counts, n_draws, alpha),
+        passed=f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}",
+        power_text=f"an error of {detectable:.3f} in a probability of 1/2 is caught with "
+                   f"power {power:g} (exact, at p = 1/2)", detectable=detectable)
+
+
+def _frequency_check(f, args, what, layer, P, n_draws, *, alpha, name, label, entry, diagnose,
+                     passed, power_text, detectable):
+    """Counts of the states of `layer` that ``f(*args)`` returns, row block by row block (a
+    block of `n_draws` rows per row of `P`), against `P` by exact binomial tests, Bonferroni.
+    The one failure of the sampling checks names the worst failing entry and the diagnosis."""
+    found_warnings = []
+    draws = _array(_call(f, found_warnings, *args, what=what), what,
+                   (len(P) * n_draws, layer.n_units))
+    if not np.isin(draws, layer.values).all():
+        _fail(name, f"{what} returned values other than {layer.values.tolist()}.", "",
+              found_warnings, entry="values", found=np.nan, expected=np.nan)
+    index = layer.index_of(draws).reshape(len(P), n_draws)
+    counts = np.stack([np.bincount(row, minlength=P.shape[1]) for row in index])
+    z, _, level, bad = _binomial_tests(counts, n_draws, P, alpha)
     if len(bad):
-        worst = max(map(tuple, bad), key=lambda ij: abs(z[ij]))
-        i, j = worst
-        cause, slip = _sampler_diagnosis(model, X, given, counts, n_draws, alpha)
-        entry = f"p({y_sym} = {_state(Y[j])} | {x_sym} = {_state(X[i])})"
+        i, j = max(map(tuple, bad), key=lambda ij: abs(z[ij]))  # the worst failing entry
+        cause, slip = diagnose(counts)
         f = counts[i, j] / n_draws
-        raise CheckFailed(
-            f"{name}: {entry} of your sampler is {f:.4g} ({counts[i, j]} of {n_draws} draws), "
-            f"off by {abs(z[i, j]):.3g} standard errors; the exact probability is "
-            f"{P[i, j]:.4g} ({len(bad)} of {n_tests} probabilities fail at alpha = "
-            f"{alpha:g}, Bonferroni)." + cause + _warned(found_warnings),
-            entry=entry, found=f, expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
-            n_draws=n_draws, n_tests=n_tests, slip=slip,
-            errors=_frequency_errors(counts / n_draws, P, alpha))
-    z_crit = norm.isf(level / 2)
+        _fail(name, f"{entry(i, j)} of {what} is {f:.4g} ({counts[i, j]} of {n_draws} draws), "
+              f"off by {abs(z[i, j]):.3g} standard errors; the exact value is {P[i, j]:.4g} "
+              f"(difference {f - P[i, j]:.3g}; {len(bad)} of {P.size} entries fail at alpha = "
+              f"{alpha:g}, Bonferroni).", cause, found_warnings, entry=entry(i, j), found=f,
+              expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)), n_draws=n_draws,
+              n_tests=P.size, slip=slip, errors=_frequency_errors(counts / n_draws, P, alpha))
     largest = float(np.max(np.abs(z)))
-    return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
-                 f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}: "
-                 f"largest |z| {largest:.2f}, exact binomial tests at alpha = {alpha:g} "
-                 f"(Bonferroni); an error of {detectable:.3f} in a probability of 1/2 is "
-                 f"caught with power {power:g} (exact)")
+    return _pass(name, CheckResult(name, largest, norm.isf(level / 2), P.size, n_draws,
+                                   detectable), label,
+                 f"{passed}: largest |z| {largest:.2f}, exact binomial tests at alpha = "
+                 f"{alpha:g} (Bonferroni); {power_text}")
 
 
 def _transition_hypotheses(model, T, k):
@@ -1092,60 +1099,79 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
                                         n_tests=n_tests)
     n_draws = check_positive_int(n_draws, "n_draws")
     detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
-    found_warnings = []
-    draws = _array(_call(step, found_warnings, np.repeat(V, n_draws, axis=0), rng,
-                         what="your step"),
-                   "your step", (len(V) * n_draws, model.n_visible))
-    if not np.isin(draws, model.visible.values).all():
-        raise AssertionError(f"{name}: your step returned values other than "
-                             f"{model.visible.values.tolist()}")
-    index = model.visible.index_of(draws).reshape(len(V), n_draws)
-    counts = np.stack([np.bincount(row, minlength=len(V)) for row in index])
-    z, _, level, bad = _binomial_tests(counts, n_draws, Tk, alpha)
     power_name = "T" if k == 1 else f"T^{k}"
-    if len(bad):
-        i, j = max(map(tuple, bad), key=lambda ij: abs(z[ij]))
-        cause, slip = next(((f" Your draws match {what}: a common cause is that {why}.", what)
-                            for what, why, law in _transition_hypotheses(model, T, k)
-                            if not len(_binomial_tests(counts, n_draws, law, alpha)[3])),
-                           (" Common causes: the order of sampling, W transposed, a bias left "
-                            "out or doubled, units drawn together.", None))
-        entry = f"{power_name}[{_state(V[i])} -> {_state(V[j])}]"
-        f = counts[i, j] / n_draws
-        raise CheckFailed(
-            f"{name}: {entry} of your step is {f:.4g} ({counts[i, j]} of {n_draws} draws), off "
-            f"by {abs(z[i, j]):.3g} standard errors; the exact value is {Tk[i, j]:.4g} "
-            f"({len(bad)} of {n_tests} entries fail at alpha = {alpha:g}, Bonferroni)."
-            + cause + _warned(found_warnings),
-            entry=entry, found=f, expected=Tk[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
-            n_draws=n_draws, n_tests=n_tests, slip=slip,
-            errors=_frequency_errors(counts / n_draws, Tk, alpha))
-    z_crit = norm.isf(level / 2)
-    largest = float(np.max(np.abs(z)))
-    return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
-                 f"{n_tests} entries of {power_name}, {n_draws} draws per state: largest |z| "
-                 f"{largest:.2f}, exact binomial tests at alpha = {alpha:g} (Bonferroni); an "
-                 f"error of {detectable:.3f} in an entry of 1/2 is caught with power {power:g} "
-                 f"(exact)")
+
+    def diagnose(counts):
+        return next(((f" Your draws match {what}: a common cause is that {why}.", what)
+                     for what, why, law in _transition_hypotheses(model, T, k)
+                     if not len(_binomial_tests(counts, n_draws, law, alpha)[3])),
+                    (" Common causes: the order of sampling, W transposed, a bias left out or "
+                     "doubled, units drawn together.", None))
+    return _frequency_check(
+        step, (np.repeat(V, n_draws, axis=0), rng), "your step", model.visible, Tk,
+        n_draws, alpha=alpha, name=name, label=label,
+        entry=lambda i, j: f"{power_name}[{_state(V[i])} -> {_state(V[j])}]",
+        diagnose=diagnose, passed=f"{n_tests} entries of {power_name}, {n_draws} draws per state",
+        power_text=f"an error of {detectable:.3f} in an entry of 1/2 is caught with power "
+                   f"{power:g} (exact, at p = 1/2)", detectable=detectable)
 
 
 # -- free energy, log Z, likelihoods ---------------------------------------------------
 
+# float32 code rounds at each operation: a few tens of spacings at the values is its reach here.
+_FLOAT32_SPACINGS = 64
+_EXP_OVERFLOW = {"float32": float(np.log(np.finfo(np.float32).max)),
+                 "float64": float(np.log(np.finfo(np.float64).max))}
+
+
 def _rounding_cause(values, exact_values):
-    """A sentence if `values` are within float32 rounding of the exact values, else ''."""
-    rel = np.max(np.abs(values - exact_values) / (1 + np.abs(exact_values)))
-    if np.isfinite(rel) and rel < 1e-5:
-        return (f" The relative error is at most {rel:.1g}: the rounding of float32 arithmetic "
-                f"(raise rtol or tol to about 1e-6 if float32 is meant).")
-    return ""
+    """A sentence naming float32 rounding, only if the values are float32 numbers within
+    ``_FLOAT32_SPACINGS`` float32 spacings of the exact values; else ''."""
+    values, exact_values = np.asarray(values, dtype=float), np.asarray(exact_values, dtype=float)
+    if not np.isfinite(values).all():
+        return ""
+    as_float32 = values.astype(np.float32).astype(float)
+    spacing = np.spacing(np.maximum(np.abs(exact_values), 1.0).astype(np.float32)).astype(float)
+    spacings = float(np.max(np.abs(values - exact_values) / spacing))
+    if not (np.array_equal(as_float32, values) and spacings <= _FLOAT32_SPACINGS):
+        return ""
+    rel = float(np.max(np.abs(values - exact_values) / np.maximum(np.abs(exact_values), 1.0)))
+    return (f" Your values are float32 numbers, within {spacings:.3g} float32 spacings of the "
+            f"exact values: the rounding of float32 arithmetic (if float32 is meant, "
+            f"tol = rtol = {2 * rel:.1g} passes them).")
 
 
-def _overflow_cause(values):
+def _overflow_cause(values, model):
+    """A sentence naming the overflows the model's inputs can cause, if `values` are not finite."""
     if np.isfinite(values).all():
         return ""
-    return (" Your values are not finite: a common cause is softplus written as "
-            "log(1 + exp(x)), which overflows for x > 88.7 in float32 (709.8 in float64); "
-            "np.logaddexp(0, x) does not.")
+    V = _all_states(model.visible)
+    inputs = float(np.max(np.abs(model.input_hidden(V))))
+    minus_f = float(np.max(np.abs(model.free_energy(V))))
+    causes = []
+    for dtype, limit in _EXP_OVERFLOW.items():
+        if inputs > limit:
+            causes.append(f"softplus written as log(1 + exp(x)) overflows in {dtype} (the "
+                          f"hidden inputs reach {inputs:.4g} > {limit:.4g}); np.logaddexp(0, x) "
+                          f"does not")
+            break
+    for dtype, limit in _EXP_OVERFLOW.items():
+        if minus_f > limit:
+            causes.append(f"log(sum(exp(-F))) overflows in {dtype} (|F| reaches {minus_f:.4g} > "
+                          f"{limit:.4g}) unless the largest term is taken out first "
+                          f"(scipy.special.logsumexp)")
+            break
+    if not causes:
+        return (f" Your values are not finite, though no exp of this model's inputs (up to "
+                f"{inputs:.3g}) or free energies (up to {minus_f:.3g}) overflows even in "
+                f"float32: look for a log of 0 or a division by 0.")
+    return " Your values are not finite: " + "; or ".join(causes) + "."
+
+
+def _gap(found, expected, digits=10):
+    """``is <found>; the exact value is <expected> (difference <d>``, shared by every check."""
+    return (f"is {found:.{digits}g}; the exact value is {expected:.{digits}g} (difference "
+            f"{found - expected:.3g}")
 
 
 def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
@@ -1205,30 +1231,31 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
                     "your free energy", (len(V),))
     offset = 0.0
     if up_to_constant and np.isfinite(values).all():
-        offset = float(np.mean(values - F))
+        offset = float(np.median(values - F))  # one state off stays one state off
     bad, _ = _compare(values - offset, F, tol, rtol)
     if bad:
         (i,) = bad[0]
-        cause, slip = _overflow_cause(values), None
+        cause, slip = _overflow_cause(values, model), None
+        shift = values - F
+        constant = float(np.median(shift)) if not cause else 0.0
         if cause:
             slip = "non-finite values"
+        elif not up_to_constant and not _compare(values - constant, F, tol, rtol)[0]:
+            cause = (f" Your values are F + {constant:.6g} at every state, within the "
+                     f"tolerance: an additive constant in your energy (pass "
+                     f"up_to_constant=True if it is meant).")
+            slip = "F plus a constant"
+        elif _matches(values, [("-F", -F)], tol, rtol):
+            cause = " Your values are -F(v): the sign is reversed (log sum_h e^{-E} is -F)."
+            slip = "-F"
         else:
-            shift = values - F
-            if np.ptp(shift) <= tol + rtol * np.abs(F).max():
-                cause = (f" Your values are F + {shift.mean():.6g} at every state: an additive "
-                         f"constant in your energy (pass up_to_constant=True if it is meant).")
-                slip = "F plus a constant"
-            elif _matches(values, [("-F", -F)], tol, rtol):
-                cause = (" Your values are -F(v): the sign is reversed (log sum_h e^{-E} is "
-                         "-F).")
-                slip = "-F"
-            else:
-                cause = _rounding_cause(values, F)
-        raise CheckFailed(
-            f"{name}: F{_state(V[i])} is {values[i]:.10g}; the exact value is {F[i]:.10g} "
-            f"({len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|)." + cause
-            + _warned(found_warnings),
-            entry=f"F{_state(V[i])}", found=values[i], expected=F[i], n_tests=len(V), slip=slip)
+            cause = _rounding_cause(values - offset, F)
+        entry = f"F{_state(V[i])}"
+        _fail(name, f"{entry} " + _gap(values[i] - offset, F[i])
+              + f"; {len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|"
+              + (f", after the constant {offset:.6g}" if up_to_constant else "") + ").", cause,
+              found_warnings, entry=entry, found=values[i] - offset, expected=F[i],
+              n_tests=len(V), slip=slip)
     text = f"every visible state ({len(V)}) within {tol:g} + {rtol:g} |exact|"
     if up_to_constant:
         text += f", up to the constant {offset:.6g}"
@@ -1277,7 +1304,7 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
                          "your log Z", ()))
     gap = value - log_z
     if not abs(gap) <= tol:
-        cause = _overflow_cause(np.array([value]))
+        cause = _overflow_cause(np.array([value]), model)
         slip = "non-finite values" if cause else None
         ratio = gap / np.log(2) if np.isfinite(gap) else 0.5
         if not cause and abs(ratio - round(ratio)) < 1e-9 and round(ratio):
@@ -1288,10 +1315,8 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
             cause, slip = " Your value is -log Z: the sign is reversed.", "-log Z"
         elif not cause:
             cause = _rounding_cause(np.array(value), np.array(log_z))
-        raise CheckFailed(f"{name}: your value is {value:.10g}; the exact value is "
-                          f"{log_z:.10g} (off by {gap:.3g} > {tol:g})." + cause
-                          + _warned(found_warnings),
-                          entry="log Z", found=value, expected=log_z, slip=slip)
+        _fail(name, "your value " + _gap(value, log_z) + f" > {tol:g}).", cause,
+              found_warnings, entry="log Z", found=value, expected=log_z, slip=slip)
     return _pass(name, CheckResult(name, 0.0, np.nan, 1, 0, tol), label,
                  f"{log_z:.6g} within {tol:g} of the exact value")
 
@@ -1359,13 +1384,12 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
         slips = _matches(values, [(what, np.asarray(x, dtype=float))
                                   for what, x in alternatives], tol, 0.0)
         cause = (f" Your values are {slips[0]}." if slips else
-                 _overflow_cause(values) or _rounding_cause(values, target))
+                 _overflow_cause(values, model) or _rounding_cause(values, target))
         where = f" of row {bad[0][0]}" if per_row else " (the mean over rows)"
-        raise CheckFailed(
-            f"{name}: your value{where} is {values[bad[0]]:.10g}; the exact value is "
-            f"{target[bad[0]]:.10g}." + cause + _warned(found_warnings),
-            entry=f"row {bad[0][0]}" if per_row else "mean over rows", found=values[bad[0]],
-            expected=target[bad[0]], n_tests=values.size, slip=slips[0] if slips else None)
+        _fail(name, f"your value{where} " + _gap(values[bad[0]], target[bad[0]]) + ").", cause,
+              found_warnings, entry=f"row {bad[0][0]}" if per_row else "mean over rows",
+              found=values[bad[0]], expected=target[bad[0]], n_tests=values.size,
+              slip=slips[0] if slips else None)
     what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
     return _pass(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
                  f"{what} within {tol:g} of the exact value")
@@ -1464,13 +1488,11 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
             alts = [(what, x if per_row else np.array(x.mean())) for what, _, x in alternatives]
             slips = _matches(values, alts, tol, 0.0)
             cause = (f" Your values are {slips[0]}." if slips else
-                     _overflow_cause(values) or _rounding_cause(values, goal))
+                     _overflow_cause(values, model) or _rounding_cause(values, goal))
             where = f"row {bad[0][0]}" if per_row else "the mean over rows"
-            raise CheckFailed(
-                f"{name}: your value for {where} is {values[bad[0]]:.10g}; the exact value "
-                f"({conv}) is {goal[bad[0]]:.10g}." + cause + _warned(found_warnings),
-                entry=where, found=values[bad[0]], expected=goal[bad[0]], n_tests=values.size,
-                slip=slips[0] if slips else None)
+            _fail(name, f"your value for {where} ({conv}) " + _gap(values[bad[0]], goal[bad[0]])
+                  + ").", cause, found_warnings, entry=where, found=values[bad[0]],
+                  expected=goal[bad[0]], n_tests=values.size, slip=slips[0] if slips else None)
         what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
         return _pass(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
                      f"{what} ({conv}) within {tol:g} of the exact value")
@@ -1484,8 +1506,8 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
         return _array(_guarded(pseudo_likelihood, "your pseudo_likelihood", data.copy(), r),
                       "your pseudo-likelihood", (len(data),))
 
-    return _mean_check(one_draw, n_draws, rng, target, alpha=alpha, power=0.99, name=name,
-                       label=label, entries=[f"row {i}" for i in range(len(data))],
+    return _mean_check(one_draw, n_draws, rng, target, model=model, alpha=alpha, power=0.99,
+                       name=name, label=label, entries=[f"row {i}" for i in range(len(data))],
                        alternatives=lambda: alternatives, caller="your pseudo_likelihood",
                        what=f"the mean of {n_draws} draws per row ({conv})")
 
@@ -1529,7 +1551,7 @@ def _fail(name, text, cause="", found_warnings=(), **attrs):
     raise CheckFailed(f"{name}: {text}" + cause + _warned(found_warnings), **attrs)
 
 
-def _mean_check(one_draw, n_draws, rng, target, *, alpha, power, name, label, entries,
+def _mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, label, entries,
                 alternatives, what, caller):
     """Per-entry t-tests of the mean of `n_draws` draws against `target`, Bonferroni.
 
@@ -1541,7 +1563,7 @@ def _mean_check(one_draw, n_draws, rng, target, *, alpha, power, name, label, en
     if not np.isfinite(draws).all():
         bad = int(np.flatnonzero(~np.isfinite(draws).all(axis=0))[0])
         _fail(name, f"your draws of {entries[bad]} hold NaN or infinity.",
-              _overflow_cause(draws), found_warnings, entry=entries[bad], found=np.nan,
+              _overflow_cause(draws, model), found_warnings, entry=entries[bad], found=np.nan,
               expected=target[bad], n_draws=n, n_tests=m, slip="non-finite values")
     z, mean, se = _t_scores(draws, target)
     crit = float(student_t.isf(alpha / (2 * m), n - 1))
@@ -1826,8 +1848,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n
     def alternatives():
         return (_centring_alternatives(raw, offsets, 1.0)
                 + _gradient_alternatives(model, data, expected, offsets=offsets))
-    return _mean_check(one_draw, n_draws, rng, expected.flat(), alpha=alpha, power=power,
-                       name=name, label=label, entries=_entry_names(expected),
+    return _mean_check(one_draw, n_draws, rng, expected.flat(), model=model, alpha=alpha,
+                       power=power, name=name, label=label, entries=_entry_names(expected),
                        alternatives=alternatives, caller="your estimator",
                        what=f"the mean of {n_draws} draws against {phrase}")
 
@@ -1971,7 +1993,8 @@ def check_training_step(step, model, data, *, learning_rate, target=1, offsets=N
                 (f"{phrase} without the learning rate", "the learning rate is not applied",
                  expected.flat())] + _centring_alternatives(raw, offsets, lr) \
             + _gradient_alternatives(model, data, expected, scale=lr, offsets=offsets)
-    return _mean_check(one_draw, n_draws, rng, lr * expected.flat(), alpha=alpha, power=power,
+    return _mean_check(one_draw, n_draws, rng, lr * expected.flat(), model=model,
+                       alpha=alpha, power=power,
                        name=name, label=label, entries=_entry_names(expected),
                        alternatives=alternatives, caller="your step",
                        what=f"the mean of {n_draws} updates against learning_rate x {phrase}")
