@@ -531,12 +531,29 @@ def t_test_level(values, probs, n_draws, *, alpha, n_tests=1):
     return float(np.exp(log_p[np.abs(t) > crit]).sum())
 
 
+def _binomial_p_values(x, n, p):
+    return np.minimum(1.0, 2 * np.minimum(binom.cdf(x, n, p), binom.sf(x - 1, n, p)))
+
+
 def _binomial_region(n, p, level):
-    """The counts the exact two-sided test rejects: (largest low count, smallest high count)."""
-    x = np.arange(n + 1)
-    p_value = np.minimum(1.0, 2 * np.minimum(binom.cdf(x, n, p), binom.sf(x - 1, n, p)))
-    low, high = x[(p_value <= level) & (x < n * p)], x[(p_value <= level) & (x > n * p)]
-    return (low.max() if len(low) else -1), (high.min() if len(high) else n + 1)
+    """The counts the exact two-sided test rejects: (largest low count, smallest high count).
+
+    Evaluated near the quantiles ``level / 2`` and ``1 - level / 2`` and confirmed at the
+    boundary counts; every count is evaluated only if that confirmation fails.
+    """
+    def edges(x):
+        rejected = _binomial_p_values(x, n, p) <= level
+        low, high = x[rejected & (x < n * p)], x[rejected & (x > n * p)]
+        return (int(low.max()) if len(low) else -1), (int(high.min()) if len(high) else n + 1)
+
+    guesses = [binom.ppf(level / 2, n, p), binom.isf(level / 2, n, p)]
+    window = np.unique(np.clip(np.concatenate([np.arange(g - 3, g + 4) for g in guesses
+                                               if np.isfinite(g)] + [[0, n]]), 0, n))
+    low, high = edges(window.astype(np.int64))
+    inside = np.array([x for x in (low + 1, high - 1) if 0 <= x <= n and x != n * p])
+    confirmed = (len(inside) == 0 or (_binomial_p_values(inside, n, p) > level).all()) and (
+        low < 0 or _binomial_p_values(low, n, p) <= level)
+    return (low, high) if confirmed else edges(np.arange(n + 1))
 
 
 def _probabilities(p):
@@ -654,20 +671,22 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     return int(high)
 
 
-def _binomial_detectable(n_draws, power, alpha, n_tests, name):
-    """The smallest error in a probability of 1/2 that the check catches with `power`, exactly.
+def _binomial_detectable(n_draws, power, alpha, n_tests, name, p=0.5):
+    """The smallest error in a probability `p` (1/2; or the least over several) that the
+    check catches with `power`, exactly.
 
-    Refuses (ValueError) draws too few for a count of a probability of 1/2 ever to fail.
+    Refuses (ValueError) draws too few for a count of such a probability ever to fail.
     """
     def caught(d):
-        return binomial_power(n_draws, d, alpha=alpha, n_tests=n_tests) >= power
+        return binomial_power(n_draws, d, alpha=alpha, n_tests=n_tests, p=p) >= power
 
     if not caught(0.5):
+        where = "a probability of 1/2" if np.ndim(p) == 0 else "the exact probabilities"
+        least = binomial_draws_needed(0.25, alpha=alpha, power=power, n_tests=n_tests, p=p)
         raise ValueError(
-            f"n_draws = {n_draws} is too few for {name}: no count of a probability of 1/2 in "
+            f"n_draws = {n_draws} is too few for {name}: no count of {where} in "
             f"{n_draws} draws can fail the exact binomial test at level alpha / {n_tests}; use "
-            f"at least {binomial_draws_needed(0.25, alpha=alpha, power=power, n_tests=n_tests)}"
-            f" draws (to catch an error of 0.25 with power {power:g})")
+            f"at least {least} draws (to catch an error of 0.25 with power {power:g})")
     low, high = 0.0, 0.5
     for _ in range(30):
         mid = (low + high) / 2
@@ -1116,6 +1135,114 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
                    f"{power:g} (exact, at p = 1/2)", detectable=detectable)
 
 
+def _stationary_diagnosis(model, counts, n_chains, alpha, reach):
+    """The first known slip whose stationary law the counts pass, as a sentence, or the burn-in."""
+    V = _all_states(model.visible)
+    for hyp, cause, alt in _bits_hypotheses(model):
+        law = np.exp(exact.log_prob(alt, V))[None, :]
+        if not len(_binomial_tests(counts, n_chains, law, alpha)[3]):
+            return (f" Your draws match p(v) of the model with {hyp}: a common cause is that "
+                    f"{cause}.", f"the model with {hyp}")
+    if reach > 1e-6:
+        return (f" Block Gibbs from the worst start is still {reach:.2g} from p(v) after the "
+                f"burn-in: if your sampler mixes no faster, lengthen burn_in."), None
+    return "", None
+
+
+def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.01, power=0.99,
+                         alpha=1e-3, rng, name="stationary law", label=None):
+    r"""A sampler's long-run law of the visible states against the exact :math:`p(v)`.
+
+    The sampler may carry any state (persistent chains, the replicas of
+    parallel tempering, adaptive temperatures): the check asks it for
+    `n_chains` independent runs of `burn_in` steps each and counts the
+    visible states they end in (for tempering, of the :math:`\beta = 1`
+    replica).  Independent runs make the draws independent, so every
+    state's frequency gets an exact two-sided binomial test against
+    :math:`p(v)` (Bonferroni over the :math:`2^{n_v}` states), and the
+    level is exact provided `burn_in` steps reach the stationary law: the
+    verdict states how far block Gibbs is from :math:`p(v)` after `burn_in`
+    steps from its worst start (a sampler meant to mix faster, such as
+    tempering, is usually closer).
+
+    By default the runs are sized exactly (:func:`binomial_draws_needed`,
+    the least power over the model's own probabilities) to catch an error
+    of `effect` = 0.01 in any one state's probability with power 0.99 at
+    :math:`\alpha = 10^{-3}`.  On a 4-unit model that costs tens of
+    thousands of runs (82 590 on the 4 x 4 model of weight scale 2 in the
+    package's tests), each of `burn_in` steps: about 8 million sampler
+    steps at the default burn-in, seconds for a vectorised NumPy sampler.
+
+    Parameters
+    ----------
+    sample : callable
+        ``sample(n_chains, n_steps, rng) -> (n_chains, n_visible)``: runs
+        `n_chains` independent copies of the sampler (from any start it
+        chooses) for `n_steps` steps and returns the visible state each ends
+        in (of the :math:`\beta = 1` replica).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    burn_in : int, default 100
+    n_chains : int, optional
+        Runs; by default sized for `effect` and `power`.  Runs too few for
+        any count of the model's probabilities to fail are refused.
+    effect : float, default 0.01
+        In (0, 0.5).
+    power : float, default 0.99
+    alpha : float, default 1e-3
+    rng : numpy.random.Generator or int
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the worst state, its frequency, its exact probability and
+        the difference, and the slip the counts match (a bias left out or
+        doubled, the coupling's sign), or how far block Gibbs is from
+        :math:`p(v)` after the burn-in when that could explain it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_stationary_law
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> def tempering(n_chains, n_steps, rng):
+    ...     return impl.tempering_chains(n_chains, n_steps, [1.0, 0.5], rng)
+    >>> _ = check_stationary_law(tempering, (W, b, c), burn_in=30, effect=0.02, rng=0)
+    verdict: stationary law: 4 probabilities of v, ... runs of 30 steps: largest |z| ...
+    """
+    model = as_model(model)
+    _callable(sample, "sample")
+    burn_in = check_positive_int(burn_in, "burn_in")
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    V = _all_states(model.visible)
+    P = np.exp(exact.log_prob(model, V))[None, :]
+    probs = np.clip(P[0], 1e-300, 1 - 1e-16)
+    if n_chains is None:
+        n_chains = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
+                                         n_tests=P.size, p=probs)
+    n_chains = check_positive_int(n_chains, "n_chains")
+    detectable = _binomial_detectable(n_chains, power, alpha, P.size, name, p=probs)
+    T = transition.gibbs_transition_matrix(model)
+    reach = float(np.abs(np.linalg.matrix_power(T, burn_in) - P).max())
+    return _frequency_check(
+        sample, (n_chains, burn_in, rng), "your sampler", model.visible, P, n_chains,
+        alpha=alpha, name=name, label=label, entry=lambda i, j: f"p(v = {_state(V[j])})",
+        diagnose=lambda counts: _stationary_diagnosis(model, counts, n_chains, alpha, reach),
+        passed=f"{P.size} probabilities of v, {n_chains} runs of {burn_in} steps",
+        power_text=f"an error of {detectable:.3g} in any one state's probability is caught "
+                   f"with power {power:g} (exact, the least over the states); block Gibbs is "
+                   f"within {reach:.1g} of p(v) after {burn_in} steps", detectable=detectable)
+
+
 # -- free energy, log Z, likelihoods ---------------------------------------------------
 
 # float32 code rounds at each operation: a few tens of spacings at the values is its reach here.
@@ -1319,6 +1446,140 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
               found_warnings, entry="log Z", found=value, expected=log_z, slip=slip)
     return _pass(name, CheckResult(name, 0.0, np.nan, 1, 0, tol), label,
                  f"{log_z:.6g} within {tol:g} of the exact value")
+
+
+# The distribution-free test of E[Z_hat / Z] <= 1 bets with these fractions (a mixture of
+# test martingales): each is an e-value under any law of Z_hat with E[Z_hat] <= Z.
+_BETS = (0.05, 0.1, 0.2, 0.4, 0.8)
+
+
+def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, power=0.99,
+                                  rng, name="log Z estimate", label=None):
+    r"""Draws of a stochastic :math:`\log \hat Z` (AIS and its kin) against the exact :math:`\log Z`.
+
+    An importance-sampling estimate such as AIS is unbiased for :math:`Z`,
+    not for :math:`\log Z`: the check tests :math:`\mathbb E[\hat Z]/Z = 1`
+    from `n_draws` independent calls, and reports the bias of
+    :math:`\log \hat Z` (negative for an unbiased :math:`\hat Z`, by
+    Jensen's inequality).  The ratio :math:`R = \hat Z / Z` has a heavy
+    right tail, so a t-test of its mean has no stated level.  Two tests,
+    each at :math:`\alpha/2`:
+
+    * **too high**: :math:`\mathbb E[R] \le 1` against
+      :math:`\mathbb E[R] > 1`, by betting (a mixture over fractions
+      :math:`\lambda` of :math:`\prod_i (1 + \lambda (R_i - 1))`, whose
+      expectation is at most 1 for any law of :math:`R \ge 0` with
+      :math:`\mathbb E[R] \le 1`; rejected when it reaches :math:`2/\alpha`,
+      by Markov's inequality).  Its level holds whatever the tail.
+    * **too low or too high, in logs**: :math:`\log R` normal (as for AIS
+      with many intermediate distributions, a sum of many log-weights) gives
+      :math:`\log \mathbb E[R] = \mu + \sigma^2/2`; the statistic
+      :math:`(m + s^2/2) / \sqrt{s^2/n + s^4/(2(n-1))}` of the draws' mean
+      :math:`m` and variance :math:`s^2` of :math:`\log R` is compared with
+      the normal quantile.  Its level rests on that normality.
+
+    An estimate too low on average cannot be detected without such an
+    assumption: a rare huge :math:`\hat Z` can carry the missing mean.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(rng) -> float``: one estimate of :math:`\log Z` of `model`.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    n_draws : int, default 1000
+        At least ``MIN_MEAN_DRAWS``.
+    alpha : float, default 1e-3
+    power : float, default 0.99
+        For the error in :math:`\log \mathbb E[\hat Z]/Z` reported as detectable
+        (normal approximation of the second test).
+    rng : numpy.random.Generator or int
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+        ``largest_z`` is the second test's statistic, ``detectable`` the
+        error in :math:`\log \mathbb E[\hat Z] - \log Z` caught with `power`.
+
+    Raises
+    ------
+    AssertionError
+        With the estimated :math:`\log \mathbb E[\hat Z]/Z`, the bias of
+        :math:`\log \hat Z`, which test failed, and a constant offset of a
+        multiple of :math:`\log 2` when the draws match one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_log_partition_estimator
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> betas = np.linspace(0, 1, 20)
+    >>> _ = check_log_partition_estimator(lambda rng: impl.ais_log_partition(10, betas, rng),
+    ...                                   (W, b, c), n_draws=300, rng=0)
+    verdict: log Z estimate: 300 draws: log E[Z_hat]/Z = ... bias of log Z_hat ...
+    """
+    model = as_model(model)
+    _callable(estimate, "estimate")
+    n = _mean_draws(n_draws)
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    log_z = exact.log_partition(model)
+
+    def one_draw(r):
+        return _array(_guarded(estimate, "your estimator", r), "your estimator", ()).reshape(1)
+
+    draws, found_warnings = _collect(one_draw, n, rng)
+    log_r = draws[:, 0] - log_z
+    if not np.isfinite(log_r).all():
+        _fail(name, "your estimates hold NaN or infinity.", _overflow_cause(log_r, model),
+              found_warnings, entry="log Z", found=np.nan, expected=log_z, n_draws=n,
+              slip="non-finite values")
+    m, s2 = float(log_r.mean()), float(log_r.var(ddof=1))
+    top = log_r.max()
+    log_mean_r = float(top + np.log(np.mean(np.exp(log_r - top))))
+    facts = (f"log E[Z_hat]/Z = {log_mean_r:.3g} from the mean of the draws, {m + s2 / 2:.3g} "
+             f"as mean + variance/2 of log Z_hat - log Z; bias of log Z_hat {m:.3g} +- "
+             f"{np.sqrt(s2 / n):.2g}")
+    if s2 == 0:
+        if abs(m) <= 1e-9 * (1 + abs(log_z)):
+            return _pass(name, CheckResult(name, 0.0, np.nan, 1, n, 0.0), label,
+                         f"{n} draws, all equal to the exact log Z (a deterministic estimate)")
+        cause, slip = _generator_cause(one_draw, "your estimator")
+        _fail(name, f"all {n} draws are {draws[0, 0]:.10g}; the exact log Z is {log_z:.10g} "
+              f"(difference {m:.3g}).", cause, found_warnings, entry="log Z", found=draws[0, 0],
+              expected=log_z, n_draws=n, slip=slip)
+    log_bets = np.logaddexp(np.log1p(-np.array(_BETS))[:, None],
+                            np.log(_BETS)[:, None] + log_r[None, :]).sum(axis=1)
+    log_e = float(np.logaddexp.reduce(log_bets) - np.log(len(_BETS)))
+    se = float(np.sqrt(s2 / n + s2 ** 2 / (2 * (n - 1))))
+    stat = (m + s2 / 2) / se
+    crit = float(norm.isf(alpha / 4))
+    failed = [what for what, bad in (
+        (f"the betting test of E[Z_hat]/Z <= 1 (distribution-free) reaches "
+         f"{np.exp(min(log_e, 700)):.3g} >= 2 / alpha", log_e >= np.log(2 / alpha)),
+        (f"the lognormal test of log E[Z_hat]/Z = 0 gives |z| = {abs(stat):.3g} > {crit:.3g}",
+         abs(stat) > crit)) if bad]
+    if failed:
+        k = round(m / np.log(2))
+        cause, slip = "", None
+        if k and abs(m - k * np.log(2)) <= 3 * np.sqrt(s2 / n) \
+                and abs(log_mean_r - k * np.log(2)) <= 3 * se + 0.5 * s2:
+            cause = (f" Your estimates are about log Z + {k} log 2: a constant left out, such as "
+                     f"the base model's log Z over {abs(k)} units ({abs(k)} log 2).")
+            slip = f"{k} log 2 off"
+        _fail(name, f"{facts}; at alpha = {alpha:g}, " + " and ".join(failed) + ".", cause,
+              found_warnings, entry="log E[Z_hat]/Z", found=log_mean_r + log_z, expected=log_z,
+              z=abs(stat), sd=np.sqrt(s2), n_draws=n, slip=slip)
+    detectable = float((crit + norm.ppf(power)) * se)
+    return _pass(name, CheckResult(name, abs(stat), crit, 1, n, detectable), label,
+                 f"{n} draws: {facts}; passes the betting test of E[Z_hat]/Z <= 1 and the "
+                 f"lognormal test at alpha = {alpha:g} (each at alpha/2); an error of "
+                 f"{detectable:.2g} in log E[Z_hat]/Z is caught with power {power:g} (normal "
+                 f"approximation)")
 
 
 def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-likelihood",
@@ -1559,6 +1820,24 @@ def _mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, la
     failure only and returns (what, cause, values) of known slips.
     """
     draws, found_warnings = _collect(one_draw, n_draws, rng)
+    largest, crit, detectable = _t_tests(
+        draws, target, alpha=alpha, power=power, name=name, entries=entries,
+        alternatives=alternatives, found_warnings=found_warnings, model=model,
+        identical=lambda: _generator_cause(one_draw, caller))
+    n, m = draws.shape
+    return _pass(name, CheckResult(name, largest, crit, m, n, detectable), label,
+                 f"{what}: largest |t| {largest:.2f} <= {crit:.2f} (alpha = {alpha:g}, "
+                 f"Bonferroni over {m} entries); an error of {detectable:.2g} in one entry "
+                 f"is caught with power {power:g}")
+
+
+def _t_tests(draws, target, *, alpha, power, name, entries, alternatives, found_warnings,
+             model, identical):
+    """Two-sided t-tests of each column's mean against `target`, Bonferroni; raise on failure.
+
+    Returns the largest |t|, the critical value and the smallest error caught with `power`.
+    ``identical()`` gives (cause, slip) when every draw is the same.
+    """
     n, m = draws.shape
     if not np.isfinite(draws).all():
         bad = int(np.flatnonzero(~np.isfinite(draws).all(axis=0))[0])
@@ -1572,7 +1851,7 @@ def _mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, la
         i = flat[np.argmax(np.abs(mean[flat] - target[flat]))]
         matches = [alt for alt, _, values in alternatives()
                    if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)]
-        cause, slip = _generator_cause(one_draw, caller)
+        cause, slip = identical()
         if matches:
             cause += f" The values are {matches[0]}."
         _fail(name, f"all {n} draws are identical, and {len(flat)} of {m} entries differ from "
@@ -1605,11 +1884,7 @@ def _mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, la
             "takes one value with probability q repeats it in all n draws with probability "
             "q**n). If these entries of your code never vary, that is the defect.")
     detectable = float(np.max((crit + norm.ppf(power)) * se))
-    largest = float(np.max(np.abs(z)))
-    return _pass(name, CheckResult(name, largest, crit, m, n, detectable), label,
-                 f"{what}: largest |t| {largest:.2f} <= {crit:.2f} (alpha = {alpha:g}, "
-                 f"Bonferroni over {m} entries); an error of {detectable:.2g} in one entry "
-                 f"is caught with power {power:g}")
+    return float(np.max(np.abs(z))), crit, detectable
 
 
 def _mean_draws(n_draws):
@@ -1999,3 +2274,132 @@ def check_training_step(step, model, data, *, learning_rate, target=1, offsets=N
                        alternatives=alternatives, caller="your step",
                        what=f"the mean of {n_draws} updates against learning_rate x {phrase}")
 
+
+
+def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_passes=100, k=1,
+                               chain_layer="visible", alpha=1e-3, power=0.99, rng,
+                               name="persistent estimator", label=None):
+    r"""A stateful estimator driven across calls, each update against its exact expectation.
+
+    Persistent CD keeps chains between calls, so one call cannot be
+    repeated from the same state; a defect that shows only across calls (the
+    chains reset when a batch is short, or never advanced) needs the object
+    itself.  The check runs `n_passes` passes over `data` in batches of
+    `batch_size` rows (the last batch of a pass is short when the rows are
+    not a multiple of it), and before each call reads the chains the object
+    holds.  Given them, the call's update has the exact expectation
+    :math:`E_t` of :func:`expected_pcd_gradient`; the residuals
+    :math:`g_t - E_t` have mean zero at every call whatever the chains did
+    before (they form a martingale difference sequence), so their means are
+    tested entry by entry by t-tests, separately for each batch size (the
+    short batches on their own), Bonferroni over entries and batch sizes.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(batch, rng) -> (dW, db, dc)``: one call of your object
+        (it advances its chains), in the ascent direction, averaged over the
+        rows of `batch`.
+    chains : callable
+        ``chains() -> (n_chains, n_units)``: the states your object's chains
+        hold now (read before every call).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`):
+        the parameters your object holds (fixed during the check).
+    data : array_like of shape (n_samples, n_visible)
+    batch_size : int
+    n_passes : int, default 100
+        Each batch size must occur at least ``MIN_MEAN_DRAWS`` times.
+    k : int, default 1
+        Gibbs steps per call.
+    chain_layer : {"visible", "hidden"}
+        The layer the chains' states belong to.
+    alpha, power : float
+    rng : numpy.random.Generator or int
+        Passed to `estimate` at every call.
+    name : str
+    label : str, optional
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    AssertionError
+        Naming the batch size and entries whose residuals fail, and the
+        slip they match (the chains restarted at the batch, so that the call
+        is CD-k; the sign).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_persistent_estimator
+    >>> from rbm.reference_impl import PersistentCD
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 1.0]])
+    >>> pcd = PersistentCD(W, b, c, chains=np.zeros((3, 2)))
+    >>> _ = check_persistent_estimator(pcd.gradient, lambda: pcd.chains, (W, b, c), data,
+    ...                                batch_size=3, n_passes=60, rng=0)
+    verdict: persistent estimator: 120 calls in batches of 3 and 2 rows: ...
+    """
+    model = as_model(model)
+    _callable(estimate, "estimate")
+    _callable(chains, "chains")
+    data = _data(model, data)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    n_passes = check_positive_int(n_passes, "n_passes")
+    k = check_positive_int(k, "k")
+    if chain_layer not in ("visible", "hidden"):
+        raise ValueError(f"chain_layer must be 'visible' or 'hidden', got {chain_layer!r}")
+    alpha, power = _alpha(alpha), _power(power)
+    rng = check_rng(rng)
+    batches = [data[i:i + batch_size] for i in range(0, len(data), batch_size)]
+    sizes = sorted({len(batch) for batch in batches}, reverse=True)
+    calls = {size: n_passes * sum(len(batch) == size for batch in batches) for size in sizes}
+    if min(calls.values()) < MIN_MEAN_DRAWS:
+        raise ValueError(f"n_passes = {n_passes} gives batches of {min(calls, key=calls.get)} "
+                         f"rows {min(calls.values())} calls, fewer than MIN_MEAN_DRAWS = "
+                         f"{MIN_MEAN_DRAWS}")
+    cd = {len(batch): None for batch in batches}
+    residuals = {size: [] for size in sizes}
+    restarted = {size: [] for size in sizes}
+    template = Gradient(model.W, model.b, model.c)
+    found_warnings = []
+    with _recorded(found_warnings):
+        for _ in range(n_passes):
+            for batch in batches:
+                held = _guarded(chains, "your chains")
+                expected = expected_pcd_gradient(model, batch, held, k=k,
+                                                 chain_layer=chain_layer).flat()
+                if cd[len(batch)] is None or len(batches) > len(sizes):
+                    cd[len(batch)] = transition.cd_expected_gradient(model, batch, k).flat()
+                g = _flat(_guarded(estimate, "your estimator", batch.copy(), rng), template,
+                          "your estimator")
+                residuals[len(batch)].append(g - expected)
+                restarted[len(batch)].append(cd[len(batch)] - expected)
+    names = _entry_names(template)
+    results = []
+    for size in sizes:
+        draws, shift = np.stack(residuals[size]), np.mean(restarted[size], axis=0)
+        entries = [f"the residual of {entry} (batches of {size} rows)" for entry in names]
+
+        def alternatives(shift=shift, draws=draws):
+            return [("the chains restarted at the batch", "the object restarts its chains at "
+                     "the data in these calls (e.g. when the batch is shorter than the chains), "
+                     "so the call is CD-k", shift)]
+        results.append(_t_tests(draws, np.zeros(draws.shape[1]), alpha=alpha / len(sizes),
+                                power=power, name=name, entries=entries,
+                                alternatives=alternatives, found_warnings=found_warnings,
+                                model=model, identical=lambda: ("", None)))
+    largest = max(r[0] for r in results)
+    detectable = max(r[2] for r in results)
+    n_calls = sum(calls.values())
+    sizes_text = " and ".join(map(str, sizes))
+    return _pass(name, CheckResult(name, largest, results[0][1], len(names) * len(sizes),
+                                   min(calls.values()), detectable), label,
+                 f"{n_calls} calls in batches of {sizes_text} rows: the mean residual against "
+                 f"the exact expectation from the chains held, largest |t| {largest:.2f} "
+                 f"(alpha = {alpha:g}, Bonferroni over {len(names)} entries x {len(sizes)} "
+                 f"batch sizes); an error of {detectable:.2g} in one entry is caught with "
+                 f"power {power:g}")
