@@ -1249,6 +1249,7 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
 _FLOAT32_SPACINGS = 64
 _EXP_OVERFLOW = {"float32": float(np.log(np.finfo(np.float32).max)),
                  "float64": float(np.log(np.finfo(np.float64).max))}
+_WIDEST_FIRST = sorted(_EXP_OVERFLOW.items(), key=lambda item: -item[1])
 
 
 def _rounding_cause(values, exact_values):
@@ -1276,13 +1277,13 @@ def _overflow_cause(values, model):
     inputs = float(np.max(np.abs(model.input_hidden(V))))
     minus_f = float(np.max(np.abs(model.free_energy(V))))
     causes = []
-    for dtype, limit in _EXP_OVERFLOW.items():
+    for dtype, limit in _WIDEST_FIRST:
         if inputs > limit:
             causes.append(f"softplus written as log(1 + exp(x)) overflows in {dtype} (the "
                           f"hidden inputs reach {inputs:.4g} > {limit:.4g}); np.logaddexp(0, x) "
                           f"does not")
             break
-    for dtype, limit in _EXP_OVERFLOW.items():
+    for dtype, limit in _WIDEST_FIRST:
         if minus_f > limit:
             causes.append(f"log(sum(exp(-F))) overflows in {dtype} (|F| reaches {minus_f:.4g} > "
                           f"{limit:.4g}) unless the largest term is taken out first "
@@ -1780,6 +1781,7 @@ def _t_scores(draws, target):
     n = draws.shape[0]
     mean = draws.mean(axis=0)
     se = draws.std(axis=0, ddof=1) / np.sqrt(n)
+    se[se <= 1e-13 * (1 + np.abs(mean))] = 0.0  # the rounding of equal draws, not a spread
     gap = mean - target
     exact_equal = np.abs(gap) <= 1e-9 * (1 + np.abs(target))
     z = np.divide(gap, se, out=np.where(exact_equal, 0.0, np.inf), where=se > 0)
