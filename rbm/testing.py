@@ -2278,6 +2278,12 @@ def check_training_step(step, model, data, *, learning_rate, target=1, offsets=N
 
 
 
+# Calls per batch size the persistent check accepts.  Its residuals change law from call to
+# call; at 30 calls correct code failed on 3 of 200 seeds at alpha = 1e-3 (above the binomial
+# range of alpha), at 100 within it (tests/test_testing_new_checks.py).
+_MIN_CALLS = 100
+
+
 def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_passes=100, k=1,
                                chain_layer="visible", alpha=1e-3, power=0.99, rng,
                                name="persistent estimator", label=None):
@@ -2311,7 +2317,7 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     data : array_like of shape (n_samples, n_visible)
     batch_size : int
     n_passes : int, default 100
-        Each batch size must occur at least ``MIN_MEAN_DRAWS`` times.
+        Each batch size must occur in at least 100 calls.
     k : int, default 1
         Gibbs steps per call.
     chain_layer : {"visible", "hidden"}
@@ -2342,8 +2348,8 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 1.0]])
     >>> pcd = PersistentCD(W, b, c, chains=np.zeros((3, 2)))
     >>> _ = check_persistent_estimator(pcd.gradient, lambda: pcd.chains, (W, b, c), data,
-    ...                                batch_size=3, n_passes=60, rng=0)
-    verdict: persistent estimator: 120 calls in batches of 3 and 2 rows: ...
+    ...                                batch_size=3, rng=0)
+    verdict: persistent estimator: 200 calls in batches of 3 and 2 rows: ...
     """
     model = as_model(model)
     _callable(estimate, "estimate")
@@ -2359,10 +2365,10 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     batches = [data[i:i + batch_size] for i in range(0, len(data), batch_size)]
     sizes = sorted({len(batch) for batch in batches}, reverse=True)
     calls = {size: n_passes * sum(len(batch) == size for batch in batches) for size in sizes}
-    if min(calls.values()) < MIN_MEAN_DRAWS:
+    if min(calls.values()) < _MIN_CALLS:
         raise ValueError(f"n_passes = {n_passes} gives batches of {min(calls, key=calls.get)} "
-                         f"rows {min(calls.values())} calls, fewer than MIN_MEAN_DRAWS = "
-                         f"{MIN_MEAN_DRAWS}")
+                         f"rows {min(calls.values())} calls, fewer than the {_MIN_CALLS} the "
+                         f"check accepts")
     cd = {len(batch): None for batch in batches}
     residuals = {size: [] for size in sizes}
     restarted = {size: [] for size in sizes}
