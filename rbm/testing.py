@@ -110,6 +110,27 @@ MAX_BITS = 10
 MIN_MEAN_DRAWS = 30
 
 
+# Docstring parts every check shares, written once: a line ``    <key>`` of a docstring
+# decorated with _documented stands for the text.
+_DOCS = {
+    "name, label, returns, raises": (
+        "    name : str\n        What the verdict and the failure call the check.\n"
+        "    label : str, optional\n        For :func:`rbm.checks.verdict`.\n\n"
+        "    Returns\n    -------\n    CheckResult\n\n    Raises\n    ------\n"
+        "    AssertionError"),
+    "name and label": "    name : str\n        What the verdict and the failure call the check.\n"
+                      "    label : str, optional\n        For :func:`rbm.checks.verdict`.",
+    "returns a CheckResult": "    Returns\n    -------\n    CheckResult",
+}
+
+
+def _documented(f):
+    """`f` with the shared parts of its docstring filled in (see _DOCS)."""
+    for key, text in _DOCS.items():
+        f.__doc__ = f.__doc__.replace(f"    <{key}>", text)
+    return f
+
+
 @dataclasses.dataclass(frozen=True)
 class CheckResult:
     """What a check that held measured.
@@ -263,6 +284,13 @@ def _power(power):
     if not 0.5 <= power < 1:
         raise ValueError(f"power must lie in [0.5, 1), got {power}")
     return power
+
+
+def _common(model, f, f_name, alpha, power, rng):
+    """The arguments every stochastic check takes, checked: the model, `f` callable, alpha,
+    power and the generator."""
+    _callable(f, f_name)
+    return as_model(model), _alpha(alpha), _power(power), check_rng(rng)
 
 
 def _callable(f, name):
@@ -694,6 +722,16 @@ def _binomial_detectable(n_draws, power, alpha, n_tests, name, p=0.5):
     return high
 
 
+def _sized(n_draws, what, effect, alpha, power, n_tests, name, p=0.5):
+    """`n_draws` (argument `what`; by default sized exactly for `effect` at `p`) and the
+    smallest error caught with `power`; draws too few for any count to fail are refused."""
+    if n_draws is None:
+        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
+                                        n_tests=n_tests, p=p)
+    n_draws = check_positive_int(n_draws, what)
+    return n_draws, _binomial_detectable(n_draws, power, alpha, n_tests, name, p=p)
+
+
 def _frequency_effect(effect):
     effect = check_positive_float(effect, "effect")
     if not effect < 0.5:
@@ -745,6 +783,7 @@ def _pass(name, result, label, text):
     return result
 
 
+@_documented
 def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1e-10,
                        rtol=1e-10, name="conditionals", label=None):
     r"""The conditional means :math:`\mathbb E[h \mid v]` and :math:`\mathbb E[v \mid h]` against exact values.
@@ -768,17 +807,7 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     tol, rtol : float, default 1e-10
         An entry passes if it is within ``tol + rtol * |exact|`` (float32
         code needs about 1e-6).
-    name : str
-    label : str, optional
-        For :func:`rbm.checks.verdict`.
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst entry, its exact value and the slip its values match, if any.
     TypeError, ValueError
         For bad arguments.
@@ -909,6 +938,7 @@ def _sampler_diagnosis(model, X, given, counts, n, alpha):
             "shared by several units, a draw from the wrong layer's state."), None
 
 
+@_documented
 def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, power=0.99,
                   alpha=1e-3, rng, name="sampler", label=None):
     r"""A sampler's draws against the exact conditional :math:`p(h \mid v)` (or :math:`p(v \mid h)`).
@@ -940,16 +970,7 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
         Family-wise significance.
     rng : numpy.random.Generator or int
         Passed to `sample`.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst pair, its count, its exact probability, and the slip it matches.
 
     Examples
@@ -962,20 +983,13 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
     >>> _ = check_sampler(impl.sample_h_given_v, (W, b, c), rng=0)
     verdict: sampler: 16 probabilities of h | v, 4007 draws per v: largest |z| ...
     """
-    model = as_model(model)
-    _callable(sample, "sample")
+    model, alpha, power, rng = _common(model, sample, "sample", alpha, power, rng)
     if given not in ("visible", "hidden"):
         raise ValueError(f"given must be 'visible' or 'hidden', got {given!r}")
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     X = _all_states(getattr(model, given))
     P, Y = _joint_probabilities(model, X, given)
     n_tests = P.size
-    if n_draws is None:
-        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
-                                        n_tests=n_tests)
-    n_draws = check_positive_int(n_draws, "n_draws")
-    detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
+    n_draws, detectable = _sized(n_draws, "n_draws", effect, alpha, power, n_tests, name)
     out_layer = model.hidden if given == "visible" else model.visible
     x_sym, y_sym = ("v", "h") if given == "visible" else ("h", "v")
     return _frequency_check(
@@ -1047,6 +1061,7 @@ def _transition_hypotheses(model, T, k):
     return out
 
 
+@_documented
 def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99, alpha=1e-3,
                      rng, name="Gibbs step", label=None):
     r"""A Gibbs step's empirical transition against the exact matrix :math:`T^k`.
@@ -1076,16 +1091,7 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     power : float, default 0.99
     alpha : float, default 1e-3
     rng : numpy.random.Generator or int
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst entry, its frequency and exact value, and the slip it matches.
 
     Examples
@@ -1104,20 +1110,13 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     ...
     rbm.testing.CheckFailed: Gibbs step: T^2[...] ... Your draws match 1 Gibbs step: ...
     """
-    model = as_model(model)
-    _callable(step, "step")
+    model, alpha, power, rng = _common(model, step, "step", alpha, power, rng)
     k = check_positive_int(k, "k")
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     V = _all_states(model.visible)
     T = transition.gibbs_transition_matrix(model)
     Tk = np.linalg.matrix_power(T, k)
     n_tests = Tk.size
-    if n_draws is None:
-        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
-                                        n_tests=n_tests)
-    n_draws = check_positive_int(n_draws, "n_draws")
-    detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
+    n_draws, detectable = _sized(n_draws, "n_draws", effect, alpha, power, n_tests, name)
     power_name = "T" if k == 1 else f"T^{k}"
 
     def diagnose(counts):
@@ -1149,6 +1148,7 @@ def _stationary_diagnosis(model, counts, n_chains, alpha, reach):
     return "", None
 
 
+@_documented
 def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.01, power=0.99,
                          alpha=1e-3, rng, name="stationary law", label=None):
     r"""A sampler's long-run law of the visible states against the exact :math:`p(v)`.
@@ -1190,17 +1190,9 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
         In (0, 0.5).
     power : float, default 0.99
     alpha : float, default 1e-3
+        Family-wise significance (Bonferroni over the states).
     rng : numpy.random.Generator or int
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst state, its frequency, its exact probability and
         the difference, and the slip the counts match (a bias left out or
         doubled, the coupling's sign), or how far block Gibbs is from
@@ -1218,19 +1210,12 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
     >>> _ = check_stationary_law(tempering, (W, b, c), burn_in=30, effect=0.02, rng=0)
     verdict: stationary law: 4 probabilities of v, ... runs of 30 steps: largest |z| ...
     """
-    model = as_model(model)
-    _callable(sample, "sample")
+    model, alpha, power, rng = _common(model, sample, "sample", alpha, power, rng)
     burn_in = check_positive_int(burn_in, "burn_in")
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     V = _all_states(model.visible)
     P = np.exp(exact.log_prob(model, V))[None, :]
-    probs = np.clip(P[0], 1e-300, 1 - 1e-16)
-    if n_chains is None:
-        n_chains = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
-                                         n_tests=P.size, p=probs)
-    n_chains = check_positive_int(n_chains, "n_chains")
-    detectable = _binomial_detectable(n_chains, power, alpha, P.size, name, p=probs)
+    n_chains, detectable = _sized(n_chains, "n_chains", effect, alpha, power, P.size, name,
+                                  p=np.clip(P[0], 1e-300, 1 - 1e-16))
     T = transition.gibbs_transition_matrix(model)
     reach = float(np.abs(np.linalg.matrix_power(T, burn_in) - P).max())
     return _frequency_check(
@@ -1277,18 +1262,15 @@ def _overflow_cause(values, model):
     inputs = float(np.max(np.abs(model.input_hidden(V))))
     minus_f = float(np.max(np.abs(model.free_energy(V))))
     causes = []
-    for dtype, limit in _WIDEST_FIRST:
-        if inputs > limit:
-            causes.append(f"softplus written as log(1 + exp(x)) overflows in {dtype} (the "
-                          f"hidden inputs reach {inputs:.4g} > {limit:.4g}); np.logaddexp(0, x) "
-                          f"does not")
-            break
-    for dtype, limit in _WIDEST_FIRST:
-        if minus_f > limit:
-            causes.append(f"log(sum(exp(-F))) overflows in {dtype} (|F| reaches {minus_f:.4g} > "
-                          f"{limit:.4g}) unless the largest term is taken out first "
-                          f"(scipy.special.logsumexp)")
-            break
+    for reach, text in ((inputs, f"softplus written as log(1 + exp(x)) overflows in {{dtype}} "
+                                 f"(the hidden inputs reach {inputs:.4g} > {{limit:.4g}}); "
+                                 f"np.logaddexp(0, x) does not"),
+                        (minus_f, f"log(sum(exp(-F))) overflows in {{dtype}} (|F| reaches "
+                                  f"{minus_f:.4g} > {{limit:.4g}}) unless the largest term is "
+                                  f"taken out first (scipy.special.logsumexp)")):
+        over = [(dtype, limit) for dtype, limit in _WIDEST_FIRST if reach > limit]
+        if over:
+            causes.append(text.format(dtype=over[0][0], limit=over[0][1]))
     if not causes:
         return (f" Your values are not finite, though no exp of this model's inputs (up to "
                 f"{inputs:.3g}) or free energies (up to {minus_f:.3g}) overflows even in "
@@ -1302,6 +1284,7 @@ def _gap(found, expected, digits=10):
             f"{found - expected:.3g}")
 
 
+@_documented
 def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
                       name="free energy", label=None):
     r"""A free energy :math:`F(v) = -\log \sum_h e^{-E(v, h)}` at every visible state.
@@ -1319,16 +1302,7 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
         constant); the constant is reported.
     tol, rtol : float
         An entry passes within ``tol + rtol * |exact|``.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst state, and a cause: a constant offset, the sign,
         an overflowing softplus.
 
@@ -1390,6 +1364,7 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
     return _pass(name, CheckResult(name, 0.0, np.nan, len(V), 0, tol), label, text)
 
 
+@_documented
 def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=None):
     r""":math:`\log Z = \log \sum_{v, h} e^{-E(v, h)}` against its exact value (no additive constant).
 
@@ -1401,16 +1376,7 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     tol : float, default 1e-9
         Absolute tolerance.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         With the exact value and the difference, named when it is a known
         convention (a multiple of log 2, the sign).
 
@@ -1454,6 +1420,7 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
 _BETS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
+@_documented
 def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, power=0.99,
                                   rng, name="log Z estimate", label=None):
     r"""Draws of a stochastic :math:`\log \hat Z` (AIS and its kin) against the exact :math:`\log Z`.
@@ -1495,12 +1462,9 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
         For the error in :math:`\log \mathbb E[\hat Z]/Z` reported as detectable
         (normal approximation of the second test).
     rng : numpy.random.Generator or int
-    name : str
-    label : str, optional
+    <name and label>
 
-    Returns
-    -------
-    CheckResult
+    <returns a CheckResult>
         ``largest_z`` is the second test's statistic, ``detectable`` the
         error in :math:`\log \mathbb E[\hat Z] - \log Z` caught with `power`.
 
@@ -1523,11 +1487,8 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
     ...                                   (W, b, c), n_draws=300, rng=0)
     verdict: log Z estimate: 300 draws: log E[Z_hat]/Z = ... bias of log Z_hat ...
     """
-    model = as_model(model)
-    _callable(estimate, "estimate")
+    model, alpha, power, rng = _common(model, estimate, "estimate", alpha, power, rng)
     n = _mean_draws(n_draws)
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     log_z = exact.log_partition(model)
 
     def one_draw(r):
@@ -1583,6 +1544,7 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
                  f"approximation)")
 
 
+@_documented
 def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-likelihood",
                          label=None):
     r""":math:`\log p(v) = -F(v) - \log Z` of the rows of `data` (per row, or their mean).
@@ -1595,17 +1557,8 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
     tol : float, default 1e-9
-        Absolute tolerance.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+        Absolute tolerance, per row or on the mean.
+    <name, label, returns, raises>
         With the exact value, and the convention it matches if any (the sum
         over rows, :math:`-F` without :math:`\log Z`, base 2).
 
@@ -1660,6 +1613,7 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
 _CONVENTIONS = ("sum", "mean")
 
 
+@_documented
 def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum", tol=1e-9,
                             n_draws=None, alpha=1e-3, rng=None, name="pseudo-likelihood",
                             label=None):
@@ -1689,16 +1643,7 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     alpha : float, default 1e-3
     rng : numpy.random.Generator or int, optional
         Needed with `n_draws`.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst row and the convention the values match, if another.
 
     Examples
@@ -2037,6 +1982,7 @@ def _centring_alternatives(raw, offsets, scale):
              "corrections -dW lambda and -dW' mu", scale * Gradient(dW, raw.b, raw.c).flat())]
 
 
+@_documented
 def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n_draws=1000,
                              alpha=1e-3, power=0.99, rng, name="gradient estimate",
                              label=None):
@@ -2071,16 +2017,7 @@ def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n
         For the smallest error reported as detectable.
     rng : numpy.random.Generator or int
         Passed to `estimate` at every call.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming up to three entries, their error in standard errors, their
         exact values, and the known slip the draws match, if one does (the
         sign, a sum over rows, CD-j for another j, the exact gradient,
@@ -2110,12 +2047,9 @@ def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n
     rbm.testing.CheckFailed: gradient estimate: ... is off by ... standard errors
     ... the sign is reversed ...
     """
-    model = as_model(model)
-    _callable(estimate, "estimate")
+    model, alpha, power, rng = _common(model, estimate, "estimate", alpha, power, rng)
     data = _data(model, data)
     n_draws = _mean_draws(n_draws)
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     expected, phrase, raw = _target(model, data, target, offsets)
 
     def one_draw(r):
@@ -2248,13 +2182,10 @@ def check_training_step(step, model, data, *, learning_rate, target=1, offsets=N
     ...
     rbm.testing.CheckFailed: training step: ... the learning rate is applied twice ...
     """
-    model = as_model(model)
-    _callable(step, "step")
+    model, alpha, power, rng = _common(model, step, "step", alpha, power, rng)
     data = _data(model, data)
     learning_rate = check_positive_float(learning_rate, "learning_rate")
     n_draws = _mean_draws(n_draws)
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     expected, phrase, raw = _target(model, data, target, offsets)
     old = Gradient(model.W, model.b, model.c).flat()
 
@@ -2284,6 +2215,7 @@ def check_training_step(step, model, data, *, learning_rate, target=1, offsets=N
 _MIN_CALLS = 100
 
 
+@_documented
 def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_passes=100, k=1,
                                chain_layer="visible", alpha=1e-3, power=0.99, rng,
                                name="persistent estimator", label=None):
@@ -2324,17 +2256,8 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
         The layer the chains' states belong to.
     alpha, power : float
     rng : numpy.random.Generator or int
-        Passed to `estimate` at every call.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+        Passed to `estimate` at every call: one generator for the whole run.
+    <name, label, returns, raises>
         Naming the batch size and entries whose residuals fail, and the
         slip they match (the chains restarted at the batch, so that the call
         is CD-k; the sign).
@@ -2351,8 +2274,7 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     ...                                batch_size=3, rng=0)
     verdict: persistent estimator: 200 calls in batches of 3 and 2 rows: ...
     """
-    model = as_model(model)
-    _callable(estimate, "estimate")
+    model, alpha, power, rng = _common(model, estimate, "estimate", alpha, power, rng)
     _callable(chains, "chains")
     data = _data(model, data)
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -2360,8 +2282,6 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     k = check_positive_int(k, "k")
     if chain_layer not in ("visible", "hidden"):
         raise ValueError(f"chain_layer must be 'visible' or 'hidden', got {chain_layer!r}")
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     batches = [data[i:i + batch_size] for i in range(0, len(data), batch_size)]
     sizes = sorted({len(batch) for batch in batches}, reverse=True)
     calls = {size: n_passes * sum(len(batch) == size for batch in batches) for size in sizes}
