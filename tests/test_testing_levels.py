@@ -146,7 +146,9 @@ def test_check_gibbs_step_names_the_worst_failing_entry():
     assert failing.sum() >= 3
     i, j = np.unravel_index(np.argmax(np.where(failing, z, -1)), z.shape)
     assert abs(failure.value.z - z[i, j]) < 1e-9
-    assert failure.value.entry == f"T[{testing._state(V[i])} -> {testing._state(V[j])}]"
+    def state(x):
+        return "(" + ", ".join(f"{u:g}" for u in x) + ")"
+    assert failure.value.entry == f"T[{state(V[i])} -> {state(V[j])}]"
 
 
 def test_check_sampler_names_the_worst_failing_entry():
