@@ -313,6 +313,19 @@ class PersistentCD:
         self.chains = np.array(chains, dtype=float)
         self.k, self.bug = k, bug
 
+    @property
+    def parameters(self):
+        """``(W, b, c)`` now, copies."""
+        return self.rbm.parameters
+
+    def update(self, batch, learning_rate, rng):
+        """One PCD-k training step: the parameters move by ``learning_rate`` times the estimate;
+        returns the new ``(W, b, c)``."""
+        grad = self.gradient(batch, rng)
+        W, b, c = (p + learning_rate * g for p, g in zip(self.rbm.parameters, grad))
+        self.rbm = NumpyRBM(W, b, c)
+        return self.rbm.parameters
+
     def gradient(self, batch, rng):
         """The PCD-k estimate ``(dW, db, dc)`` of `batch` from the chains held; advances them."""
         if self.bug == "chains reset on short batch" and len(batch) < len(self.chains):

@@ -1423,7 +1423,7 @@ _BETS = (0.05, 0.1, 0.2, 0.4, 0.8)
 @_documented
 def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, power=0.99,
                                   rng, name="log Z estimate", label=None):
-    r"""Draws of a stochastic :math:`\log \hat Z` (AIS and its kin) against the exact :math:`\log Z`.
+    r"""Draws of a stochastic :math:`\log \hat Z` (AIS and its kin) against the exact log Z.
 
     An importance-sampling estimate such as AIS is unbiased for :math:`Z`,
     not for :math:`\log Z`: the check tests :math:`\mathbb E[\hat Z]/Z = 1`
@@ -2217,8 +2217,9 @@ _MIN_CALLS = 100
 
 @_documented
 def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_passes=100, k=1,
-                               chain_layer="visible", alpha=1e-3, power=0.99, rng,
-                               name="persistent estimator", label=None):
+                               chain_layer="visible", parameters=None, learning_rate=None,
+                               alpha=1e-3, power=0.99, rng, name="persistent estimator",
+                               label=None):
     r"""A stateful estimator driven across calls, each update against its exact expectation.
 
     Persistent CD keeps chains between calls, so one call cannot be
@@ -2245,7 +2246,7 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
         hold now (read before every call).
     model : RBM or tuple
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`):
-        the parameters your object holds (fixed during the check).
+        the parameters your object holds (for a trainer, at the start).
     data : array_like of shape (n_samples, n_visible)
     batch_size : int
     n_passes : int, default 100
@@ -2254,6 +2255,14 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
         Gibbs steps per call.
     chain_layer : {"visible", "hidden"}
         The layer the chains' states belong to.
+    parameters : callable, optional
+        For a trainer, whose parameters change at every call:
+        ``parameters() -> (W, b, c)`` (or an RBM), read before every call;
+        each expectation is taken at them.
+    learning_rate : float, optional
+        For a trainer: `estimate` returns the new parameters
+        ``(W, b, c)``, and the update (new minus old) is compared with
+        ``learning_rate`` times the expected gradient.
     alpha, power : float
     rng : numpy.random.Generator or int
         Passed to `estimate` at every call: one generator for the whole run.
@@ -2293,17 +2302,25 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     residuals = {size: [] for size in sizes}
     restarted = {size: [] for size in sizes}
     template = Gradient(model.W, model.b, model.c)
+    if parameters is not None:
+        _callable(parameters, "parameters")
+    lr = 1.0 if learning_rate is None else check_positive_float(learning_rate, "learning_rate")
     found_warnings = []
     with _recorded(found_warnings):
         for _ in range(n_passes):
             for batch in batches:
+                if parameters is not None:
+                    model = as_model(_guarded(parameters, "your parameters"))
+                    cd[len(batch)] = None
                 held = _guarded(chains, "your chains")
-                expected = expected_pcd_gradient(model, batch, held, k=k,
-                                                 chain_layer=chain_layer).flat()
+                expected = lr * expected_pcd_gradient(model, batch, held, k=k,
+                                                      chain_layer=chain_layer).flat()
                 if cd[len(batch)] is None or len(batches) > len(sizes):
-                    cd[len(batch)] = transition.cd_expected_gradient(model, batch, k).flat()
+                    cd[len(batch)] = lr * transition.cd_expected_gradient(model, batch, k).flat()
                 g = _flat(_guarded(estimate, "your estimator", batch.copy(), rng), template,
                           "your estimator")
+                if learning_rate is not None:
+                    g = g - Gradient(model.W, model.b, model.c).flat()
                 residuals[len(batch)].append(g - expected)
                 restarted[len(batch)].append(cd[len(batch)] - expected)
     names = _entry_names(template)

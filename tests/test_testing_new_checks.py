@@ -195,3 +195,18 @@ def test_bad_offsets_are_refused_by_name():
         testing.centred_gradient(rbm.exact.gradient(MODEL, DATA), np.zeros(3), np.zeros(4))
     with pytest.raises(TypeError, match="gradient must be"):
         testing.centred_gradient((1, 2, 3), np.zeros(4), np.zeros(4))
+
+
+def test_a_persistent_trainer_is_checked_at_the_parameters_it_holds_at_every_call():
+    """The same object as a trainer (learning rate 0.1, parameters moving at every call)."""
+    def trainer(bug=None):
+        pcd = PersistentCD(MODEL.W, MODEL.b, MODEL.c, CHAINS, bug=bug)
+        return dict(estimate=lambda d, r: pcd.update(d, 0.1, r), chains=lambda: pcd.chains,
+                    parameters=lambda: pcd.parameters)
+    testing.check_persistent_estimator(model=MODEL, data=NINE, batch_size=6, learning_rate=0.1,
+                                       rng=0, **trainer())
+    with pytest.raises(testing.CheckFailed) as failure:
+        testing.check_persistent_estimator(model=MODEL, data=NINE, batch_size=6,
+                                           learning_rate=0.1, rng=0,
+                                           **trainer("chains reset on short batch"))
+    assert failure.value.slip == "the chains restarted at the batch"
