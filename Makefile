@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles recipe execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -32,6 +32,7 @@ help:
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about 15 min)"
+	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 4 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -98,6 +99,11 @@ logz: $(STAMP)
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
+
+# chapters/practical_recipe_measured reads what this writes (chapters/data/practical_recipe.json);
+# re-execute it after. About four minutes of one core.
+recipe: $(STAMP)
+	$(PY) tools/train_recipe.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
