@@ -32,7 +32,7 @@ help:
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about 15 min)"
-	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 4 min)"
+	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -101,7 +101,7 @@ principles: $(STAMP)
 	$(PY) tools/train_principles.py
 
 # chapters/practical_recipe_measured reads what this writes (chapters/data/practical_recipe.json);
-# re-execute it after. About four minutes of one core.
+# re-execute it after. About a minute of one idle core.
 recipe: $(STAMP)
 	$(PY) tools/train_recipe.py
 

@@ -33,7 +33,7 @@ log-likelihood of its end (the models have at most 16 units on one side):
 
 Everything is seeded and single-threaded and uses only :mod:`rbm`, so another machine
 gives the same numbers up to floating-point rounding (``tests/test_recipe_cache.py``
-re-derives some runs and compares).  About three minutes of one idle core.
+re-derives some runs and compares).  About a minute of one idle core.
 """
 
 import json
