@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles recipe execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts recipe execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -31,7 +31,8 @@ help:
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
-	@echo "make principles  retrain the comparison of training principles (about 15 min)"
+	@echo "make principles  retrain the comparison of training principles (about half an hour)"
+	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -103,10 +104,15 @@ logz: $(STAMP)
 
 # chapters/around_the_partition_function reads what this writes
 # (chapters/data/principles_comparison.json and principles_consistency.json); re-execute it
-# after. Roughly half an hour of one core (`tools/train_principles.py DIR bars digits:PL,NCE ...`
+# after. Roughly half an hour of one core (`tools/train_principles.py DIR digits/1-2 bars/1-2 ...`
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
+
+# chapters/other_unit_types reads what this writes (chapters/data/potts_drelu.json); re-execute
+# it after.
+potts: $(STAMP)
+	$(PY) tools/train_potts.py
 
 # chapters/practical_recipe_measured reads what this writes (chapters/data/practical_recipe.json);
 # re-execute it after. About a minute of one idle core.

@@ -33,6 +33,12 @@ MAX_TOGGLE_RUN = 2
 #: always is.
 FORMATTED_ADVANCED = {
     "practical_recipe_measured",
+    "around_the_partition_function",
+    "estimating_log_z",
+    "what_cd_optimises",
+    "mixing_and_tempering",
+    "shape_of_the_likelihood",
+    "other_unit_types",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
