@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles shortrun execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -32,6 +32,7 @@ help:
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
+	@echo "make shortrun retrain the runs of the short-run chapter (about three minutes)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -106,6 +107,11 @@ logz: $(STAMP)
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
+
+# The training runs of chapters/short_run_chains.ipynb (chapters/data/short_run.json), about
+# three minutes of one core; re-execute the chapter after.
+shortrun: $(STAMP)
+	$(PY) tools/train_short_run.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
