@@ -34,6 +34,7 @@ MAX_TOGGLE_RUN = 2
 FORMATTED_ADVANCED = {
     "around_the_partition_function",
     "estimating_log_z",
+    "short_run_chains",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
