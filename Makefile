@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles shortrun execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts shortrun execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -32,6 +32,7 @@ help:
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
+	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about three minutes)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -107,6 +108,11 @@ logz: $(STAMP)
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py
+
+# chapters/other_unit_types reads what this writes (chapters/data/potts_drelu.json); re-execute
+# it after.
+potts: $(STAMP)
+	$(PY) tools/train_potts.py
 
 # The training runs of chapters/short_run_chains.ipynb (chapters/data/short_run.json), about
 # three minutes of one core; re-execute the chapter after.

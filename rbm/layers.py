@@ -828,15 +828,16 @@ class DReLU(Layer):
 
     def _parts(self, I, beta=1.0):
         lp, lm = self._sides(I, beta)
-        p_plus = sigmoid(lp - lm)
+        # each side's probability from its own logistic: 1 - p_+ would lose p_-'s digits
+        p_plus, p_minus = sigmoid(lp - lm), sigmoid(lm - lp)
         mp, sp = half_gaussian_moments(beta * self.gamma_plus, beta * (I - self.theta_plus))
         mm, sm = half_gaussian_moments(beta * self.gamma_minus, beta * (-I - self.theta_minus))
-        return p_plus, mp, sp, mm, sm
+        return p_plus, p_minus, mp, sp, mm, sm
 
     def mean(self, I, beta=1.0):
         r""":math:`p_+ \mathbb E_+[x_+] - p_- \mathbb E_-[x_-]`."""
-        p, mp, _, mm, _ = self._parts(I, beta)
-        return p * mp - (1.0 - p) * mm
+        p, q, mp, _, mm, _ = self._parts(I, beta)
+        return p * mp - q * mm
 
     mean_statistic = mean
 
@@ -858,8 +859,7 @@ class DReLU(Layer):
 
     def normaliser_gradient(self, I):
         r"""Per row: the conditional means of :meth:`potential_gradient`."""
-        p, mp, sp, mm, sm = self._parts(I)
-        q = 1.0 - p
+        p, q, mp, sp, mm, sm = self._parts(I)
         return {"gamma_plus": -0.5 * p * sp, "theta_plus": -p * mp,
                 "gamma_minus": -0.5 * q * sm, "theta_minus": -q * mm}
 

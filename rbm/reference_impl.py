@@ -15,7 +15,7 @@ method that samples takes ``rng``, a :class:`numpy.random.Generator`.
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["BUGS", "NumpyRBM"]
+__all__ = ["BUGS", "NumpyRBM", "PersistentCD"]
 
 #: Each planted bug, by name, with what the code does wrong.
 BUGS = {
@@ -36,6 +36,19 @@ BUGS = {
                            "then the update by it again",
     "chains re-initialised": "persistent CD restarts its chains at the data on every call, "
                              "which makes it CD-k",
+    "generator re-seeded": "the CD gradient draws from a new generator seeded with 0 at every "
+                           "call, not from the one it is given",
+    "tempering swap with beta F": "parallel tempering accepts a swap with beta times the free "
+                                  "energy at beta = 1 in place of the tempered free energy "
+                                  "(F_beta(v) is not beta F(v): the softplus is not linear)",
+    "AIS mean of log weights": "AIS returns log Z_0 plus the mean of the runs' log weights, not "
+                               "the log of their mean weight (unbiased for log E[w] only in "
+                               "expectation of the weights, not of their logs)",
+    "chains reset on short batch": "a persistent estimator restarts its chains at the batch "
+                                   "(its rows cycled) when a batch has fewer rows than there "
+                                   "are chains",
+    "centred biases uncorrected": "the centred gradient's bias updates leave out the corrections "
+                                  "-dW lambda and -dW' mu",
 }
 
 
@@ -182,6 +195,8 @@ class NumpyRBM:
 
     def cd_gradient(self, data, k, rng):
         """The CD-k estimate ``(dW, db, dc)``, data term minus model term (the ascent direction)."""
+        if self.bug == "generator re-seeded":
+            rng = np.random.default_rng(0)
         vk, h0 = self.gibbs_chain(data, k, rng)
         hk = h0 if self.bug == "v_k paired with h_0" else self.prob_h_given_v(vk)
         return self._contrast(data, vk, hk)
@@ -192,9 +207,128 @@ class NumpyRBM:
         vk, _ = self.gibbs_chain(start, k, rng)
         return self._contrast(data, vk, self.prob_h_given_v(vk)), vk
 
+    def centred_cd_gradient(self, data, k, rng, visible_offset, hidden_offset):
+        """The centred CD-k estimate (Melchior et al. 2016) in the parameters ``(W, b, c)``.
+
+        Statistics are taken about the offsets ``mu`` (visible) and ``lambda``
+        (hidden); the biases' updates carry the corrections ``-dW lambda`` and
+        ``-dW' mu`` that map the centred model's gradient back to ``(W, b, c)``.
+        """
+        mu, lam = np.asarray(visible_offset, float), np.asarray(hidden_offset, float)
+        vk, _ = self.gibbs_chain(data, k, rng)
+        p0, pk = self.prob_h_given_v(data), self.prob_h_given_v(vk)
+        dW = ((data - mu).T @ (p0 - lam)) / len(data) - ((vk - mu).T @ (pk - lam)) / len(vk)
+        db = data.mean(axis=0) - vk.mean(axis=0)
+        dc = p0.mean(axis=0) - pk.mean(axis=0)
+        if self.bug == "centred biases uncorrected":
+            return dW, db, dc
+        return dW, db - dW @ lam, dc - dW.T @ mu
+
+    def tempered_free_energy(self, v, beta):
+        """:math:`F_\\beta(v)` of the model with every parameter times ``beta``, per row."""
+        return -beta * (v @ self.b) - _softplus(beta * (v @ self.W + self.c)).sum(axis=1)
+
+    def tempering_chains(self, n_chains, n_steps, betas, rng):
+        """Parallel tempering: `n_chains` independent runs of `n_steps` steps, each step a Gibbs
+        step in every replica then swap proposals between neighbours (0-1, 1-2, ...); returns
+        the visible states of the ``betas[0] = 1`` replica, shape (n_chains, n_visible)."""
+        betas = np.asarray(betas, dtype=float)
+        n_visible = self.W.shape[0]
+        v = (rng.random((len(betas), n_chains, n_visible)) < 0.5).astype(float)
+        for _ in range(n_steps):
+            for r, beta in enumerate(betas):
+                h = (rng.random((n_chains, self.W.shape[1]))
+                     < expit(beta * (v[r] @ self.W + self.c))).astype(float)
+                v[r] = (rng.random((n_chains, n_visible))
+                        < expit(beta * (h @ self.W.T + self.b))).astype(float)
+            for r in range(len(betas) - 1):
+                if self.bug == "tempering swap with beta F":
+                    def f(x, beta):
+                        return beta * self.free_energy(x)
+                else:
+                    f = self.tempered_free_energy
+                b1, b2 = betas[r], betas[r + 1]
+                log_a = f(v[r], b1) + f(v[r + 1], b2) - f(v[r + 1], b1) - f(v[r], b2)
+                swap = np.log(rng.random(n_chains)) < log_a
+                v[r, swap], v[r + 1, swap] = v[r + 1, swap], v[r, swap].copy()
+        return v[0]
+
+    def ais_log_partition(self, n_runs, betas, rng):
+        """One AIS estimate of :math:`\\log Z`, from the uniform model at ``beta = 0``.
+
+        `n_runs` runs anneal through ``betas`` (0 first, 1 last), one Gibbs
+        step at each; the estimate is :math:`\\log Z_0 + \\log` of the mean
+        weight, with :math:`\\log Z_0 = (n_v + n_h) \\log 2`.
+        """
+        n_visible, n_hidden = self.W.shape
+        v = (rng.random((n_runs, n_visible)) < 0.5).astype(float)
+        log_w = np.zeros(n_runs)
+        for b0, b1 in zip(betas[:-1], betas[1:]):
+            log_w += self.tempered_free_energy(v, b0) - self.tempered_free_energy(v, b1)
+            h = (rng.random((n_runs, n_hidden)) < expit(b1 * (v @ self.W + self.c))).astype(float)
+            v = (rng.random((n_runs, n_visible)) < expit(b1 * (h @ self.W.T + self.b))).astype(
+                float)
+        log_z0 = (n_visible + n_hidden) * np.log(2.0)
+        if self.bug == "AIS mean of log weights":
+            return float(log_z0 + log_w.mean())
+        top = log_w.max()
+        return float(log_z0 + top + np.log(np.mean(np.exp(log_w - top))))
+
     def cd_update(self, data, learning_rate, k, rng):
         """One CD-k training step: the new ``(W, b, c)``, each ``+ learning_rate * gradient``."""
         grad = self.cd_gradient(data, k, rng)
         if self.bug == "learning rate twice":
             grad = tuple(learning_rate * g for g in grad)
         return tuple(p + learning_rate * g for p, g in zip((self.W, self.b, self.c), grad))
+
+
+class PersistentCD:
+    r"""Persistent CD as an object that keeps its chains between calls, as training libraries do.
+
+    Parameters
+    ----------
+    W, b, c : array_like
+        The model, as in :class:`NumpyRBM`.
+    chains : array_like of shape (n_chains, n_visible)
+        The chains' first states (visible).
+    k : int, default 1
+        Gibbs steps per call.
+    bug : str, optional
+        ``"chains reset on short batch"`` (see :data:`BUGS`) or ``None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.reference_impl import PersistentCD
+    >>> pcd = PersistentCD(np.zeros((3, 2)), np.zeros(3), np.zeros(2), np.ones((4, 3)))
+    >>> dW, db, dc = pcd.gradient(np.eye(3), np.random.default_rng(0))
+    >>> dW.shape, pcd.chains.shape
+    ((3, 2), (4, 3))
+    """
+
+    def __init__(self, W, b, c, chains, *, k=1, bug=None):
+        if bug not in (None, "chains reset on short batch"):
+            raise ValueError(f"bug must be None or 'chains reset on short batch', got {bug!r}")
+        self.rbm = NumpyRBM(W, b, c)
+        self.chains = np.array(chains, dtype=float)
+        self.k, self.bug = k, bug
+
+    @property
+    def parameters(self):
+        """``(W, b, c)`` now, copies."""
+        return self.rbm.parameters
+
+    def update(self, batch, learning_rate, rng):
+        """One PCD-k training step: the parameters move by ``learning_rate`` times the estimate;
+        returns the new ``(W, b, c)``."""
+        grad = self.gradient(batch, rng)
+        W, b, c = (p + learning_rate * g for p, g in zip(self.rbm.parameters, grad))
+        self.rbm = NumpyRBM(W, b, c)
+        return self.rbm.parameters
+
+    def gradient(self, batch, rng):
+        """The PCD-k estimate ``(dW, db, dc)`` of `batch` from the chains held; advances them."""
+        if self.bug == "chains reset on short batch" and len(batch) < len(self.chains):
+            self.chains = batch[np.arange(len(self.chains)) % len(batch)]  # the batch, cycled
+        self.chains, _ = self.rbm.gibbs_chain(self.chains, self.k, rng)
+        return self.rbm._contrast(batch, self.chains, self.rbm.prob_h_given_v(self.chains))

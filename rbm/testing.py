@@ -35,23 +35,44 @@ of a row is :math:`\sum_i \log p(v_i \mid v_{-i})`, the sum over units
 exact probabilities by exact two-sided binomial tests; means of draws (of
 a gradient estimate, of a stochastic score) by two-sided t-tests on the
 draws.  Every check runs one test per entry and holds its family-wise
-false-alarm rate at ``alpha`` by Bonferroni's correction (exactly for the
-binomial tests; for the t-tests only as the number of draws grows: on
-discrete draws far from normal their level is somewhat above ``alpha``).
-Its power is reported as the smallest error in any single entry that it
-detects with probability ``power`` (0.99 by default): exactly for the
-binomial tests (:func:`binomial_power`, at a probability of 1/2), by the
-normal approximation for the t-tests; :func:`binomial_draws_needed` and
-:func:`draws_needed` give the number of draws for a stated power against a
-stated error.
+false-alarm rate at ``alpha`` by Bonferroni's correction: exactly for the
+binomial tests; for the t-tests only approximately (Student's quantiles
+are exact for normal draws; on discrete draws their level can be above
+``alpha``: :func:`t_test_level` computes it).  The t-tests therefore refuse
+fewer than ``MIN_MEAN_DRAWS`` draws, and refuse an entry whose draws are
+all equal but differ from its exact value (its standard error is 0, so
+no t statistic exists); draws identical at every call fail, naming a
+random generator that does not advance.  Its power is reported as the
+smallest error in any single entry that it detects with probability
+``power`` (0.99 by default): exactly for the binomial tests
+(:func:`binomial_power`) at a probability of 1/2 (not quite the worst
+case of a discrete test: :func:`binomial_power` takes the probabilities
+to minimise over), by the normal approximation for the t-tests;
+:func:`binomial_draws_needed` and :func:`draws_needed` give the number of
+draws for a stated power against a stated error.
 
 **Results.**  A check that holds prints a one-line verdict
 (:func:`rbm.checks.verdict`) and returns a :class:`CheckResult`.  A check
-that fails raises :class:`AssertionError` whose message names the worst
-entries, their error in standard errors, their exact values and, where the
-draws match a known mistake (the gradient's sign, CD-(k-1) in place of
-CD-k, a transposed ``W``, a missing bias...), that mistake: it runs inside
-pytest as it is.
+that fails raises :class:`CheckFailed`, an :class:`AssertionError` whose
+message names the worst entries, their difference from the exact value
+(and for draws, in standard errors), and a cause only where the values
+were tested against it: a known mistake (the gradient's sign, CD-(k-1) in
+place of CD-k, a transposed ``W``, a missing bias...), float32 rounding
+(only when the values are float32 numbers within a few float32 spacings),
+an additive constant (only when every state's difference agrees within
+the tolerance), an overflow (only at inputs past the overflow threshold),
+a generator that does not advance (only when fresh generators give other
+values).  An exception raised inside the code under test is reported as
+such.  It runs inside pytest as it is.
+
+**Beyond one call.**  :func:`check_stationary_law` tests the long-run
+law of a sampler that carries state (persistent chains, the replicas of
+parallel tempering) against the exact :math:`p(v)`;
+:func:`check_log_partition_estimator` tests a stochastic estimate of
+:math:`\log Z` (AIS and its kin) through :math:`\mathbb E[\hat Z]/Z = 1`;
+:func:`check_persistent_estimator` drives a stateful estimator object
+across calls, short batches included; :func:`centred_gradient` gives the
+target of a centred estimator (Melchior et al. 2016).
 """
 
 import contextlib
@@ -71,14 +92,44 @@ from rbm._validation import check_positive_float, check_positive_int, check_rng
 from rbm.checks import verdict
 from rbm.model import RBM, Gradient
 
-__all__ = ["MAX_BITS", "CheckResult", "CheckFailed", "as_model", "failure_rate", "draws_needed",
-           "binomial_power", "binomial_draws_needed", "t_test_level", "check_conditionals",
-           "check_sampler", "check_gibbs_step", "check_free_energy", "check_log_partition",
-           "check_log_likelihood", "check_pseudo_likelihood", "expected_pcd_gradient",
-           "check_gradient_estimator", "check_training_step"]
+__all__ = ["MAX_BITS", "MIN_MEAN_DRAWS", "CheckResult", "CheckFailed", "as_model",
+           "failure_rate", "draws_needed", "binomial_power", "binomial_draws_needed",
+           "t_test_level", "check_conditionals", "check_sampler", "check_gibbs_step",
+           "check_stationary_law", "check_free_energy", "check_log_partition",
+           "check_log_partition_estimator", "check_log_likelihood", "check_pseudo_likelihood",
+           "expected_pcd_gradient", "centred_gradient", "check_gradient_estimator",
+           "check_training_step", "check_persistent_estimator"]
 
 # The checks enumerate a layer's states and hold one count per pair of visible states.
 MAX_BITS = 10
+
+# The fewest draws a t-test of means accepts.  At 4 draws correct code failed the CD-1 check
+# on 33 of 200 seeds at alpha = 1e-3 (draws all equal give a standard error of 0); at 30 the
+# centred CD-1 check failed on 3 of 400 (0.4 expected); at 50 the false alarms of every t-test
+# of the package's test bed lie within the binomial range of alpha (tests/test_testing_levels.py,
+# test_t_tests_hold_their_level_at_the_fewest_draws_they_accept).
+MIN_MEAN_DRAWS = 50
+
+
+# Docstring parts every check shares, written once: a line ``    <key>`` of a docstring
+# decorated with _documented stands for the text.
+_DOCS = {
+    "name, label, returns, raises": (
+        "    name : str\n        What the verdict and the failure call the check.\n"
+        "    label : str, optional\n        For :func:`rbm.checks.verdict`.\n\n"
+        "    Returns\n    -------\n    CheckResult\n\n    Raises\n    ------\n"
+        "    AssertionError"),
+    "name and label": "    name : str\n        What the verdict and the failure call the check.\n"
+                      "    label : str, optional\n        For :func:`rbm.checks.verdict`.",
+    "returns a CheckResult": "    Returns\n    -------\n    CheckResult",
+}
+
+
+def _documented(f):
+    """`f` with the shared parts of its docstring filled in (see _DOCS)."""
+    for key, text in _DOCS.items():
+        f.__doc__ = f.__doc__.replace(f"    <{key}>", text)
+    return f
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,11 +197,15 @@ class CheckFailed(AssertionError):
         self._errors = errors  # (effects, sds, sds under the null, alpha, t_test), per entry
 
     def draws_needed(self, power=0.99):
-        """The fewest draws that catch this error with probability `power`, at the check's alpha.
+        """Draws estimated to catch this error with probability `power`, at the check's alpha.
 
-        The minimum over the entries of :func:`draws_needed` for each entry's
-        error and spread (measured by the failed check); 1 for a
-        deterministic check (one call).
+        The least over the entries of :func:`draws_needed` for each entry's
+        error and spread as measured by this one failed run (the normal
+        approximation, with Student's quantiles for the t-tests): an
+        estimate of sufficient draws from noisy inputs, not the fewest
+        draws that catch the error.  Never fewer than the check accepts
+        (``MIN_MEAN_DRAWS`` for the t-tests); 1 for a deterministic check
+        (one call).
 
         Parameters
         ----------
@@ -163,12 +218,13 @@ class CheckFailed(AssertionError):
         if self._errors is None:
             return 1
         effects, sds, sds_null, alpha, t_test = self._errors
+        floor = MIN_MEAN_DRAWS if t_test else 2
         usable = (effects > 0) & (sds > 0) & (sds_null > 0)
         if not usable.any():
-            return 2
-        return min(draws_needed(e, s, alpha=alpha, power=power, n_tests=self.n_tests,
-                                sd_null=s0, t_test=t_test)
-                   for e, s, s0 in zip(effects[usable], sds[usable], sds_null[usable]))
+            return floor
+        return max(floor, min(draws_needed(e, s, alpha=alpha, power=power, n_tests=self.n_tests,
+                                           sd_null=s0, t_test=t_test)
+                              for e, s, s0 in zip(effects[usable], sds[usable], sds_null[usable])))
 
 
 # -- arguments --------------------------------------------------------------------------
@@ -231,6 +287,13 @@ def _power(power):
     return power
 
 
+def _common(model, f, f_name, alpha, power, rng):
+    """The arguments every stochastic check takes, checked: the model, `f` callable, alpha,
+    power and the generator."""
+    _callable(f, f_name)
+    return as_model(model), _alpha(alpha), _power(power), check_rng(rng)
+
+
 def _callable(f, name):
     if not callable(f):
         raise TypeError(f"{name} must be callable, got {type(f).__name__}")
@@ -251,19 +314,28 @@ def _recorded(found):
     found.extend(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
 
 
+# Words of numpy's (and most libraries') errors about shapes: only then is a shape named.
+_SHAPE_WORDS = ("shape", "broadcast", "dimension", "aligned", "mismatch")
+
+
 def _guarded(f, what, *args):
     """``f(*args)``; an exception in the code under test becomes a failed check naming it."""
     try:
         return f(*args)
-    except AssertionError:
+    except CheckFailed:
         raise
     except Exception as exc:
         shapes = ", ".join(str(np.shape(a)) for a in args if isinstance(a, np.ndarray))
-        raise AssertionError(
+        about_shapes = any(word in str(exc).lower() for word in _SHAPE_WORDS)
+        raise CheckFailed(
             f"{what} raised {type(exc).__name__}: {exc}"
             + (f" (on input of shape {shapes})" if shapes else "")
-            + ". Does the model passed to the check have the shapes your code was built "
-              "with?") from exc
+            + ". This is an exception inside your code (its traceback is chained above), not "
+              "a comparison that failed."
+            + (" The error is about shapes: does the model passed to the check have the "
+               "shapes your code was built with?" if about_shapes else ""),
+            entry=what, found=np.nan, expected=np.nan,
+            slip=f"an exception in your code ({type(exc).__name__})") from exc
 
 
 def _call(f, found, *args, what="your function"):
@@ -351,7 +423,8 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
     :math:`n(1-p)` are not small).  With `t_test` the quantiles are those of
     Student's t with :math:`n - 1` degrees of freedom, found by iteration
     (the t-tests of :func:`check_gradient_estimator` need it at small
-    :math:`n`).
+    :math:`n`), and the result is at least ``MIN_MEAN_DRAWS``, the fewest
+    draws those tests accept.
 
     Parameters
     ----------
@@ -372,7 +445,7 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
     Returns
     -------
     int
-        At least 2.
+        At least 2 (at least ``MIN_MEAN_DRAWS`` with `t_test`).
 
     Examples
     --------
@@ -383,7 +456,7 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
     3373
     >>> draws_needed(1.0, 0.1, alpha=1e-3, n_tests=24), draws_needed(
     ...     1.0, 0.1, alpha=1e-3, n_tests=24, t_test=True)
-    (2, 6)
+    (2, 50)
     """
     effect = check_positive_float(effect, "effect")
     sd = check_positive_float(sd, "sd")
@@ -411,7 +484,7 @@ def draws_needed(effect, sd, *, alpha, power=0.99, n_tests=1, sd_null=None, t_te
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if enough(mid) else (mid, high)
-    return high
+    return max(MIN_MEAN_DRAWS, high)
 
 
 def t_test_level(values, probs, n_draws, *, alpha, n_tests=1):
@@ -487,16 +560,41 @@ def t_test_level(values, probs, n_draws, *, alpha, n_tests=1):
     return float(np.exp(log_p[np.abs(t) > crit]).sum())
 
 
+def _binomial_p_values(x, n, p):
+    return np.minimum(1.0, 2 * np.minimum(binom.cdf(x, n, p), binom.sf(x - 1, n, p)))
+
+
 def _binomial_region(n, p, level):
-    """The counts the exact two-sided test rejects: (largest low count, smallest high count)."""
-    x = np.arange(n + 1)
-    p_value = np.minimum(1.0, 2 * np.minimum(binom.cdf(x, n, p), binom.sf(x - 1, n, p)))
-    low, high = x[(p_value <= level) & (x < n * p)], x[(p_value <= level) & (x > n * p)]
-    return (low.max() if len(low) else -1), (high.min() if len(high) else n + 1)
+    """The counts the exact two-sided test rejects: (largest low count, smallest high count).
+
+    Evaluated near the quantiles ``level / 2`` and ``1 - level / 2`` and confirmed at the
+    boundary counts; every count is evaluated only if that confirmation fails.
+    """
+    def edges(x):
+        rejected = _binomial_p_values(x, n, p) <= level
+        low, high = x[rejected & (x < n * p)], x[rejected & (x > n * p)]
+        return (int(low.max()) if len(low) else -1), (int(high.min()) if len(high) else n + 1)
+
+    guesses = [binom.ppf(level / 2, n, p), binom.isf(level / 2, n, p)]
+    window = np.unique(np.clip(np.concatenate([np.arange(g - 3, g + 4) for g in guesses
+                                               if np.isfinite(g)] + [[0, n]]), 0, n))
+    low, high = edges(window.astype(np.int64))
+    inside = np.array([x for x in (low + 1, high - 1) if 0 <= x <= n and x != n * p])
+    confirmed = (len(inside) == 0 or (_binomial_p_values(inside, n, p) > level).all()) and (
+        low < 0 or _binomial_p_values(low, n, p) <= level)
+    return (low, high) if confirmed else edges(np.arange(n + 1))
+
+
+def _probabilities(p):
+    """`p` as a 1-d array of probabilities in (0, 1) (ValueError naming `p`)."""
+    arr = np.atleast_1d(np.asarray(p, dtype=float))
+    if arr.ndim != 1 or not len(arr) or not ((arr > 0) & (arr < 1)).all():
+        raise ValueError(f"p must be a probability or probabilities in (0, 1), got {p!r}")
+    return arr
 
 
 def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
-    r"""Exact power of the checks' binomial test of one probability `p` against `p` ± `effect`.
+    r"""Exact power of the checks' binomial test of a probability `p` against `p` ± `effect`.
 
     The frequency of a state in `n_draws` draws is tested against `p` by the
     exact two-sided binomial test (doubled tail) at level
@@ -504,7 +602,11 @@ def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
     :func:`check_gibbs_step`; the power is the probability that the test
     rejects when the true probability is :math:`p + \delta` or
     :math:`p - \delta`, the smaller of the two (a direction outside [0, 1] is
-    left out).  Near :math:`p = 1/2` a frequency has its largest spread.
+    left out).  With several `p`, the least power over them.  A frequency
+    has its largest spread at :math:`p = 1/2`, but the test is discrete, so
+    :math:`p = 1/2` is not exactly the worst case: at 4828 draws (the
+    default of a 4-unit check) the power against 0.05 is 0.9903 at 1/2 and
+    0.9896 at 0.475.
 
     Parameters
     ----------
@@ -514,8 +616,8 @@ def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
     alpha : float
         Family-wise significance, in (0, 1).
     n_tests : int, default 1
-    p : float, default 0.5
-        The exact probability, in (0, 1).
+    p : float or array_like, default 0.5
+        The exact probability or probabilities, in (0, 1).
 
     Returns
     -------
@@ -526,6 +628,10 @@ def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
     >>> from rbm.testing import binomial_power
     >>> round(binomial_power(4821, 0.05, alpha=1e-3, n_tests=256), 4)
     0.9897
+    >>> round(binomial_power(4828, 0.05, alpha=1e-3, n_tests=256), 4)
+    0.9903
+    >>> round(binomial_power(4828, 0.05, alpha=1e-3, n_tests=256, p=[0.475, 0.5]), 4)
+    0.9896
     >>> binomial_power(4, 0.45, alpha=1e-3, n_tests=16)  # no count of 4 draws can fail
     0.0
     """
@@ -533,13 +639,12 @@ def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
     effect = check_positive_float(effect, "effect")
     if not effect < 1:
         raise ValueError(f"effect must lie in (0, 1), got {effect}")
-    p = check_positive_float(p, "p")
-    if not p < 1:
-        raise ValueError(f"p must lie in (0, 1), got {p}")
     level = _alpha(alpha) / check_positive_int(n_tests, "n_tests")
-    low, high = _binomial_region(n_draws, p, level)
-    powers = [binom.cdf(low, n_draws, q) + binom.sf(high - 1, n_draws, q)
-              for q in (p - effect, p + effect) if 0 <= q <= 1]
+    powers = []
+    for q0 in np.unique(_probabilities(p)):
+        low, high = _binomial_region(n_draws, q0, level)
+        powers += [binom.cdf(low, n_draws, q) + binom.sf(high - 1, n_draws, q)
+                   for q in (q0 - effect, q0 + effect) if 0 <= q <= 1]
     if not powers:
         raise ValueError(f"p - effect and p + effect both lie outside [0, 1] (p = {p}, "
                          f"effect = {effect})")
@@ -553,7 +658,8 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     approximation; this function searches from it for the smallest ``n``
     (by bisection; the power of a discrete test is not quite monotone in
     ``n``) with :func:`binomial_power` at least `power`, so that the power
-    a check states holds exactly.
+    a check states holds exactly, at `p` (with several, at the least
+    power over them).
 
     Parameters
     ----------
@@ -562,7 +668,7 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     alpha : float
     power : float, default 0.99
     n_tests : int, default 1
-    p : float, default 0.5
+    p : float or array_like, default 0.5
 
     Returns
     -------
@@ -576,12 +682,13 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     True
     """
     power = _power(power)
+    probs = _probabilities(p)
 
     def enough(n):
-        return binomial_power(n, effect, alpha=alpha, n_tests=n_tests, p=p) >= power
+        return binomial_power(n, effect, alpha=alpha, n_tests=n_tests, p=probs) >= power
 
-    guess = draws_needed(effect, np.sqrt(p * (1 - p)), alpha=alpha, power=power,
-                         n_tests=n_tests)
+    guess = draws_needed(effect, float(np.sqrt(probs * (1 - probs)).max()), alpha=alpha,
+                         power=power, n_tests=n_tests)
     low, high = max(1, guess // 2), guess
     while not enough(high):
         low, high = high, 2 * high
@@ -593,25 +700,37 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     return int(high)
 
 
-def _binomial_detectable(n_draws, power, alpha, n_tests, name):
-    """The smallest error in a probability of 1/2 that the check catches with `power`, exactly.
+def _binomial_detectable(n_draws, power, alpha, n_tests, name, p=0.5):
+    """The smallest error in a probability `p` (1/2; or the least over several) that the
+    check catches with `power`, exactly.
 
-    Refuses (ValueError) draws too few for a count of a probability of 1/2 ever to fail.
+    Refuses (ValueError) draws too few for a count of such a probability ever to fail.
     """
     def caught(d):
-        return binomial_power(n_draws, d, alpha=alpha, n_tests=n_tests) >= power
+        return binomial_power(n_draws, d, alpha=alpha, n_tests=n_tests, p=p) >= power
 
     if not caught(0.5):
+        where = "a probability of 1/2" if np.ndim(p) == 0 else "the exact probabilities"
+        least = binomial_draws_needed(0.25, alpha=alpha, power=power, n_tests=n_tests, p=p)
         raise ValueError(
-            f"n_draws = {n_draws} is too few for {name}: no count of a probability of 1/2 in "
+            f"n_draws = {n_draws} is too few for {name}: no count of {where} in "
             f"{n_draws} draws can fail the exact binomial test at level alpha / {n_tests}; use "
-            f"at least {binomial_draws_needed(0.25, alpha=alpha, power=power, n_tests=n_tests)}"
-            f" draws (to catch an error of 0.25 with power {power:g})")
+            f"at least {least} draws (to catch an error of 0.25 with power {power:g})")
     low, high = 0.0, 0.5
     for _ in range(30):
         mid = (low + high) / 2
         low, high = (low, mid) if caught(mid) else (mid, high)
     return high
+
+
+def _sized(n_draws, what, effect, alpha, power, n_tests, name, p=0.5):
+    """`n_draws` (argument `what`; by default sized exactly for `effect` at `p`) and the
+    smallest error caught with `power`; draws too few for any count to fail are refused."""
+    if n_draws is None:
+        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
+                                        n_tests=n_tests, p=p)
+    n_draws = check_positive_int(n_draws, what)
+    return n_draws, _binomial_detectable(n_draws, power, alpha, n_tests, name, p=p)
 
 
 def _frequency_effect(effect):
@@ -665,6 +784,7 @@ def _pass(name, result, label, text):
     return result
 
 
+@_documented
 def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1e-10,
                        rtol=1e-10, name="conditionals", label=None):
     r"""The conditional means :math:`\mathbb E[h \mid v]` and :math:`\mathbb E[v \mid h]` against exact values.
@@ -688,17 +808,7 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     tol, rtol : float, default 1e-10
         An entry passes if it is within ``tol + rtol * |exact|`` (float32
         code needs about 1e-6).
-    name : str
-    label : str, optional
-        For :func:`rbm.checks.verdict`.
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst entry, its exact value and the slip its values match, if any.
     TypeError, ValueError
         For bad arguments.
@@ -751,12 +861,11 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
                      "of the coupling.")
             symbol = "v" if given == "visible" else "h"
             entry = f"{what} at {symbol} = {_state(X[row])}, unit {unit}"
-            raise CheckFailed(
-                f"{name}: {entry} is {values[row, unit]:.6g}; the exact value is "
-                f"{mean(X)[row, unit]:.6g} ({len(bad)} of {values.size} entries beyond "
-                f"{tol:g} + {rtol:g} |exact|)." + cause + _warned(found_warnings),
-                entry=entry, found=values[row, unit], expected=mean(X)[row, unit],
-                n_tests=values.size, slip=f"the model with {slips[0][0]}" if slips else None)
+            _fail(name, f"{entry} " + _gap(values[row, unit], mean(X)[row, unit], 6)
+                  + f"; {len(bad)} of {values.size} entries beyond {tol:g} + {rtol:g} "
+                  f"|exact|).", cause, found_warnings, entry=entry, found=values[row, unit],
+                  expected=mean(X)[row, unit], n_tests=values.size,
+                  slip=f"the model with {slips[0][0]}" if slips else None)
         counts.append(str(len(X)))
     return _pass(name, CheckResult(name, 0.0, np.nan, 0, 0, tol), label,
                  f"every entry within {tol:g} + {rtol:g} |exact| ({' + '.join(counts)} states)")
@@ -830,6 +939,7 @@ def _sampler_diagnosis(model, X, given, counts, n, alpha):
             "shared by several units, a draw from the wrong layer's state."), None
 
 
+@_documented
 def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, power=0.99,
                   alpha=1e-3, rng, name="sampler", label=None):
     r"""A sampler's draws against the exact conditional :math:`p(h \mid v)` (or :math:`p(v \mid h)`).
@@ -861,16 +971,7 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
         Family-wise significance.
     rng : numpy.random.Generator or int
         Passed to `sample`.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst pair, its count, its exact probability, and the slip it matches.
 
     Examples
@@ -883,53 +984,54 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
     >>> _ = check_sampler(impl.sample_h_given_v, (W, b, c), rng=0)
     verdict: sampler: 16 probabilities of h | v, 4007 draws per v: largest |z| ...
     """
-    model = as_model(model)
-    _callable(sample, "sample")
+    model, alpha, power, rng = _common(model, sample, "sample", alpha, power, rng)
     if given not in ("visible", "hidden"):
         raise ValueError(f"given must be 'visible' or 'hidden', got {given!r}")
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     X = _all_states(getattr(model, given))
     P, Y = _joint_probabilities(model, X, given)
     n_tests = P.size
-    if n_draws is None:
-        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
-                                        n_tests=n_tests)
-    n_draws = check_positive_int(n_draws, "n_draws")
-    detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
+    n_draws, detectable = _sized(n_draws, "n_draws", effect, alpha, power, n_tests, name)
     out_layer = model.hidden if given == "visible" else model.visible
-    found_warnings = []
-    draws = _array(_call(sample, found_warnings, np.repeat(X, n_draws, axis=0), rng,
-                         what="your sampler"),
-                   "your sampler", (len(X) * n_draws, out_layer.n_units))
-    if not np.isin(draws, out_layer.values).all():
-        raise AssertionError(f"{name}: your sampler returned values other than "
-                             f"{out_layer.values.tolist()}")
-    index = out_layer.index_of(draws).reshape(len(X), n_draws)
-    counts = np.stack([np.bincount(row, minlength=len(Y)) for row in index])
-    z, _, level, bad = _binomial_tests(counts, n_draws, P, alpha)
     x_sym, y_sym = ("v", "h") if given == "visible" else ("h", "v")
+    return _frequency_check(
+        sample, (np.repeat(X, n_draws, axis=0), rng), "your sampler", out_layer, P,
+        n_draws, alpha=alpha, name=name, label=label,
+        entry=lambda i, j: f"p({y_sym} = {_state(Y[j])} | {x_sym} = {_state(X[i])})",
+        diagnose=lambda counts: _sampler_diagnosis(model, X, given, counts, n_draws, alpha),
+        passed=f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}",
+        power_text=f"an error of {detectable:.3f} in a probability of 1/2 is caught with "
+                   f"power {power:g} (exact, at p = 1/2)", detectable=detectable)
+
+
+def _frequency_check(f, args, what, layer, P, n_draws, *, alpha, name, label, entry, diagnose,
+                     passed, power_text, detectable):
+    """Counts of the states of `layer` that ``f(*args)`` returns, row block by row block (a
+    block of `n_draws` rows per row of `P`), against `P` by exact binomial tests, Bonferroni.
+    The one failure of the sampling checks names the worst failing entry and the diagnosis."""
+    found_warnings = []
+    draws = _array(_call(f, found_warnings, *args, what=what), what,
+                   (len(P) * n_draws, layer.n_units))
+    if not np.isin(draws, layer.values).all():
+        _fail(name, f"{what} returned values other than {layer.values.tolist()}.", "",
+              found_warnings, entry="values", found=np.nan, expected=np.nan)
+    index = layer.index_of(draws).reshape(len(P), n_draws)
+    counts = np.stack([np.bincount(row, minlength=P.shape[1]) for row in index])
+    z, _, level, bad = _binomial_tests(counts, n_draws, P, alpha)
     if len(bad):
-        worst = max(map(tuple, bad), key=lambda ij: abs(z[ij]))
-        i, j = worst
-        cause, slip = _sampler_diagnosis(model, X, given, counts, n_draws, alpha)
-        entry = f"p({y_sym} = {_state(Y[j])} | {x_sym} = {_state(X[i])})"
+        i, j = max(map(tuple, bad), key=lambda ij: abs(z[ij]))  # the worst failing entry
+        cause, slip = diagnose(counts)
         f = counts[i, j] / n_draws
-        raise CheckFailed(
-            f"{name}: {entry} of your sampler is {f:.4g} ({counts[i, j]} of {n_draws} draws), "
-            f"off by {abs(z[i, j]):.3g} standard errors; the exact probability is "
-            f"{P[i, j]:.4g} ({len(bad)} of {n_tests} probabilities fail at alpha = "
-            f"{alpha:g}, Bonferroni)." + cause + _warned(found_warnings),
-            entry=entry, found=f, expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
-            n_draws=n_draws, n_tests=n_tests, slip=slip,
-            errors=_frequency_errors(counts / n_draws, P, alpha))
-    z_crit = norm.isf(level / 2)
+        _fail(name, f"{entry(i, j)} of {what} is {f:.4g} ({counts[i, j]} of {n_draws} draws), "
+              f"off by {abs(z[i, j]):.3g} standard errors; the exact value is {P[i, j]:.4g} "
+              f"(difference {f - P[i, j]:.3g}; {len(bad)} of {P.size} entries fail at alpha = "
+              f"{alpha:g}, Bonferroni).", cause, found_warnings, entry=entry(i, j), found=f,
+              expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)), n_draws=n_draws,
+              n_tests=P.size, slip=slip, errors=_frequency_errors(counts / n_draws, P, alpha))
     largest = float(np.max(np.abs(z)))
-    return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
-                 f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}: "
-                 f"largest |z| {largest:.2f}, exact binomial tests at alpha = {alpha:g} "
-                 f"(Bonferroni); an error of {detectable:.3f} in a probability of 1/2 is "
-                 f"caught with power {power:g} (exact)")
+    return _pass(name, CheckResult(name, largest, norm.isf(level / 2), P.size, n_draws,
+                                   detectable), label,
+                 f"{passed}: largest |z| {largest:.2f}, exact binomial tests at alpha = "
+                 f"{alpha:g} (Bonferroni); {power_text}")
 
 
 def _transition_hypotheses(model, T, k):
@@ -960,6 +1062,7 @@ def _transition_hypotheses(model, T, k):
     return out
 
 
+@_documented
 def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99, alpha=1e-3,
                      rng, name="Gibbs step", label=None):
     r"""A Gibbs step's empirical transition against the exact matrix :math:`T^k`.
@@ -989,16 +1092,7 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     power : float, default 0.99
     alpha : float, default 1e-3
     rng : numpy.random.Generator or int
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst entry, its frequency and exact value, and the slip it matches.
 
     Examples
@@ -1017,76 +1111,181 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     ...
     rbm.testing.CheckFailed: Gibbs step: T^2[...] ... Your draws match 1 Gibbs step: ...
     """
-    model = as_model(model)
-    _callable(step, "step")
+    model, alpha, power, rng = _common(model, step, "step", alpha, power, rng)
     k = check_positive_int(k, "k")
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
     V = _all_states(model.visible)
     T = transition.gibbs_transition_matrix(model)
     Tk = np.linalg.matrix_power(T, k)
     n_tests = Tk.size
-    if n_draws is None:
-        n_draws = binomial_draws_needed(_frequency_effect(effect), alpha=alpha, power=power,
-                                        n_tests=n_tests)
-    n_draws = check_positive_int(n_draws, "n_draws")
-    detectable = _binomial_detectable(n_draws, power, alpha, n_tests, name)
-    found_warnings = []
-    draws = _array(_call(step, found_warnings, np.repeat(V, n_draws, axis=0), rng,
-                         what="your step"),
-                   "your step", (len(V) * n_draws, model.n_visible))
-    if not np.isin(draws, model.visible.values).all():
-        raise AssertionError(f"{name}: your step returned values other than "
-                             f"{model.visible.values.tolist()}")
-    index = model.visible.index_of(draws).reshape(len(V), n_draws)
-    counts = np.stack([np.bincount(row, minlength=len(V)) for row in index])
-    z, _, level, bad = _binomial_tests(counts, n_draws, Tk, alpha)
+    n_draws, detectable = _sized(n_draws, "n_draws", effect, alpha, power, n_tests, name)
     power_name = "T" if k == 1 else f"T^{k}"
-    if len(bad):
-        i, j = max(map(tuple, bad), key=lambda ij: abs(z[ij]))
-        cause, slip = next(((f" Your draws match {what}: a common cause is that {why}.", what)
-                            for what, why, law in _transition_hypotheses(model, T, k)
-                            if not len(_binomial_tests(counts, n_draws, law, alpha)[3])),
-                           (" Common causes: the order of sampling, W transposed, a bias left "
-                            "out or doubled, units drawn together.", None))
-        entry = f"{power_name}[{_state(V[i])} -> {_state(V[j])}]"
-        f = counts[i, j] / n_draws
-        raise CheckFailed(
-            f"{name}: {entry} of your step is {f:.4g} ({counts[i, j]} of {n_draws} draws), off "
-            f"by {abs(z[i, j]):.3g} standard errors; the exact value is {Tk[i, j]:.4g} "
-            f"({len(bad)} of {n_tests} entries fail at alpha = {alpha:g}, Bonferroni)."
-            + cause + _warned(found_warnings),
-            entry=entry, found=f, expected=Tk[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)),
-            n_draws=n_draws, n_tests=n_tests, slip=slip,
-            errors=_frequency_errors(counts / n_draws, Tk, alpha))
-    z_crit = norm.isf(level / 2)
-    largest = float(np.max(np.abs(z)))
-    return _pass(name, CheckResult(name, largest, z_crit, n_tests, n_draws, detectable), label,
-                 f"{n_tests} entries of {power_name}, {n_draws} draws per state: largest |z| "
-                 f"{largest:.2f}, exact binomial tests at alpha = {alpha:g} (Bonferroni); an "
-                 f"error of {detectable:.3f} in an entry of 1/2 is caught with power {power:g} "
-                 f"(exact)")
+
+    def diagnose(counts):
+        return next(((f" Your draws match {what}: a common cause is that {why}.", what)
+                     for what, why, law in _transition_hypotheses(model, T, k)
+                     if not len(_binomial_tests(counts, n_draws, law, alpha)[3])),
+                    (" Common causes: the order of sampling, W transposed, a bias left out or "
+                     "doubled, units drawn together.", None))
+    return _frequency_check(
+        step, (np.repeat(V, n_draws, axis=0), rng), "your step", model.visible, Tk,
+        n_draws, alpha=alpha, name=name, label=label,
+        entry=lambda i, j: f"{power_name}[{_state(V[i])} -> {_state(V[j])}]",
+        diagnose=diagnose, passed=f"{n_tests} entries of {power_name}, {n_draws} draws per state",
+        power_text=f"an error of {detectable:.3f} in an entry of 1/2 is caught with power "
+                   f"{power:g} (exact, at p = 1/2)", detectable=detectable)
+
+
+def _stationary_diagnosis(model, counts, n_chains, alpha, reach):
+    """The first known slip whose stationary law the counts pass, as a sentence, or the burn-in."""
+    V = _all_states(model.visible)
+    for hyp, cause, alt in _bits_hypotheses(model):
+        law = np.exp(exact.log_prob(alt, V))[None, :]
+        if not len(_binomial_tests(counts, n_chains, law, alpha)[3]):
+            return (f" Your draws match p(v) of the model with {hyp}: a common cause is that "
+                    f"{cause}.", f"the model with {hyp}")
+    if reach > 1e-6:
+        return (f" Block Gibbs from the worst start is still {reach:.2g} from p(v) after the "
+                f"burn-in: if your sampler mixes no faster, lengthen burn_in."), None
+    return "", None
+
+
+@_documented
+def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.01, power=0.99,
+                         alpha=1e-3, rng, name="stationary law", label=None):
+    r"""A sampler's long-run law of the visible states against the exact :math:`p(v)`.
+
+    The sampler may carry any state (persistent chains, the replicas of
+    parallel tempering, adaptive temperatures): the check asks it for
+    `n_chains` independent runs of `burn_in` steps each and counts the
+    visible states they end in (for tempering, of the :math:`\beta = 1`
+    replica).  Independent runs make the draws independent, so every
+    state's frequency gets an exact two-sided binomial test against
+    :math:`p(v)` (Bonferroni over the :math:`2^{n_v}` states), and the
+    level is exact provided `burn_in` steps reach the stationary law: the
+    verdict states how far block Gibbs is from :math:`p(v)` after `burn_in`
+    steps from its worst start (a sampler meant to mix faster, such as
+    tempering, is usually closer).
+
+    By default the runs are sized exactly (:func:`binomial_draws_needed`,
+    the least power over the model's own probabilities) to catch an error
+    of `effect` = 0.01 in any one state's probability with power 0.99 at
+    :math:`\alpha = 10^{-3}`.  On a 4-unit model that costs tens of
+    thousands of runs (82 590 on the 4 x 4 model of weight scale 2 in the
+    package's tests), each of `burn_in` steps: about 8 million sampler
+    steps at the default burn-in, seconds for a vectorised NumPy sampler.
+
+    Parameters
+    ----------
+    sample : callable
+        ``sample(n_chains, n_steps, rng) -> (n_chains, n_visible)``: runs
+        `n_chains` independent copies of the sampler (from any start it
+        chooses) for `n_steps` steps and returns the visible state each ends
+        in (of the :math:`\beta = 1` replica).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    burn_in : int, default 100
+    n_chains : int, optional
+        Runs; by default sized for `effect` and `power`.  Runs too few for
+        any count of the model's probabilities to fail are refused.
+    effect : float, default 0.01
+        In (0, 0.5).
+    power : float, default 0.99
+    alpha : float, default 1e-3
+        Family-wise significance (Bonferroni over the states).
+    rng : numpy.random.Generator or int
+    <name, label, returns, raises>
+        Naming the worst state, its frequency, its exact probability and
+        the difference, and the slip the counts match (a bias left out or
+        doubled, the coupling's sign), or how far block Gibbs is from
+        :math:`p(v)` after the burn-in when that could explain it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_stationary_law
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> def tempering(n_chains, n_steps, rng):
+    ...     return impl.tempering_chains(n_chains, n_steps, [1.0, 0.5], rng)
+    >>> _ = check_stationary_law(tempering, (W, b, c), burn_in=30, effect=0.02, rng=0)
+    verdict: stationary law: 4 probabilities of v, ... runs of 30 steps: largest |z| ...
+    """
+    model, alpha, power, rng = _common(model, sample, "sample", alpha, power, rng)
+    burn_in = check_positive_int(burn_in, "burn_in")
+    V = _all_states(model.visible)
+    P = np.exp(exact.log_prob(model, V))[None, :]
+    n_chains, detectable = _sized(n_chains, "n_chains", effect, alpha, power, P.size, name,
+                                  p=np.clip(P[0], 1e-300, 1 - 1e-16))
+    T = transition.gibbs_transition_matrix(model)
+    reach = float(np.abs(np.linalg.matrix_power(T, burn_in) - P).max())
+    return _frequency_check(
+        sample, (n_chains, burn_in, rng), "your sampler", model.visible, P, n_chains,
+        alpha=alpha, name=name, label=label, entry=lambda i, j: f"p(v = {_state(V[j])})",
+        diagnose=lambda counts: _stationary_diagnosis(model, counts, n_chains, alpha, reach),
+        passed=f"{P.size} probabilities of v, {n_chains} runs of {burn_in} steps",
+        power_text=f"an error of {detectable:.3g} in any one state's probability is caught "
+                   f"with power {power:g} (exact, the least over the states); block Gibbs is "
+                   f"within {reach:.1g} of p(v) after {burn_in} steps", detectable=detectable)
 
 
 # -- free energy, log Z, likelihoods ---------------------------------------------------
 
+# float32 code rounds at each operation: a few tens of spacings at the values is its reach here.
+_FLOAT32_SPACINGS = 64
+_EXP_OVERFLOW = {"float32": float(np.log(np.finfo(np.float32).max)),
+                 "float64": float(np.log(np.finfo(np.float64).max))}
+_WIDEST_FIRST = sorted(_EXP_OVERFLOW.items(), key=lambda item: -item[1])
+
+
 def _rounding_cause(values, exact_values):
-    """A sentence if `values` are within float32 rounding of the exact values, else ''."""
-    rel = np.max(np.abs(values - exact_values) / (1 + np.abs(exact_values)))
-    if np.isfinite(rel) and rel < 1e-5:
-        return (f" The relative error is at most {rel:.1g}: the rounding of float32 arithmetic "
-                f"(raise rtol or tol to about 1e-6 if float32 is meant).")
-    return ""
+    """A sentence naming float32 rounding, only if the values are float32 numbers within
+    ``_FLOAT32_SPACINGS`` float32 spacings of the exact values; else ''."""
+    values, exact_values = np.asarray(values, dtype=float), np.asarray(exact_values, dtype=float)
+    if not np.isfinite(values).all():
+        return ""
+    as_float32 = values.astype(np.float32).astype(float)
+    spacing = np.spacing(np.maximum(np.abs(exact_values), 1.0).astype(np.float32)).astype(float)
+    spacings = float(np.max(np.abs(values - exact_values) / spacing))
+    if not (np.array_equal(as_float32, values) and spacings <= _FLOAT32_SPACINGS):
+        return ""
+    rel = float(np.max(np.abs(values - exact_values) / np.maximum(np.abs(exact_values), 1.0)))
+    return (f" Your values are float32 numbers, within {spacings:.3g} float32 spacings of the "
+            f"exact values: the rounding of float32 arithmetic (if float32 is meant, "
+            f"tol = rtol = {2 * rel:.1g} passes them).")
 
 
-def _overflow_cause(values):
+def _overflow_cause(values, model):
+    """A sentence naming the overflows the model's inputs can cause, if `values` are not finite."""
     if np.isfinite(values).all():
         return ""
-    return (" Your values are not finite: a common cause is softplus written as "
-            "log(1 + exp(x)), which overflows for x > 88.7 in float32 (709.8 in float64); "
-            "np.logaddexp(0, x) does not.")
+    V = _all_states(model.visible)
+    inputs = float(np.max(np.abs(model.input_hidden(V))))
+    minus_f = float(np.max(np.abs(model.free_energy(V))))
+    causes = []
+    for reach, text in ((inputs, f"softplus written as log(1 + exp(x)) overflows in {{dtype}} "
+                                 f"(the hidden inputs reach {inputs:.4g} > {{limit:.4g}}); "
+                                 f"np.logaddexp(0, x) does not"),
+                        (minus_f, f"log(sum(exp(-F))) overflows in {{dtype}} (|F| reaches "
+                                  f"{minus_f:.4g} > {{limit:.4g}}) unless the largest term is "
+                                  f"taken out first (scipy.special.logsumexp)")):
+        over = [(dtype, limit) for dtype, limit in _WIDEST_FIRST if reach > limit]
+        if over:
+            causes.append(text.format(dtype=over[0][0], limit=over[0][1]))
+    if not causes:
+        return (f" Your values are not finite, though no exp of this model's inputs (up to "
+                f"{inputs:.3g}) or free energies (up to {minus_f:.3g}) overflows even in "
+                f"float32: look for a log of 0 or a division by 0.")
+    return " Your values are not finite: " + "; or ".join(causes) + "."
 
 
+def _gap(found, expected, digits=10):
+    """``is <found>; the exact value is <expected> (difference <d>``, shared by every check."""
+    return (f"is {found:.{digits}g}; the exact value is {expected:.{digits}g} (difference "
+            f"{found - expected:.3g}")
+
+
+@_documented
 def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
                       name="free energy", label=None):
     r"""A free energy :math:`F(v) = -\log \sum_h e^{-E(v, h)}` at every visible state.
@@ -1104,16 +1303,7 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
         constant); the constant is reported.
     tol, rtol : float
         An entry passes within ``tol + rtol * |exact|``.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst state, and a cause: a constant offset, the sign,
         an overflowing softplus.
 
@@ -1144,36 +1334,38 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
                     "your free energy", (len(V),))
     offset = 0.0
     if up_to_constant and np.isfinite(values).all():
-        offset = float(np.mean(values - F))
+        offset = float(np.median(values - F))  # one state off stays one state off
     bad, _ = _compare(values - offset, F, tol, rtol)
     if bad:
         (i,) = bad[0]
-        cause, slip = _overflow_cause(values), None
+        cause, slip = _overflow_cause(values, model), None
+        shift = values - F
+        constant = float(np.median(shift)) if not cause else 0.0
         if cause:
             slip = "non-finite values"
+        elif not up_to_constant and not _compare(values - constant, F, tol, rtol)[0]:
+            cause = (f" Your values are F + {constant:.6g} at every state, within the "
+                     f"tolerance: an additive constant in your energy (pass "
+                     f"up_to_constant=True if it is meant).")
+            slip = "F plus a constant"
+        elif _matches(values, [("-F", -F)], tol, rtol):
+            cause = " Your values are -F(v): the sign is reversed (log sum_h e^{-E} is -F)."
+            slip = "-F"
         else:
-            shift = values - F
-            if np.ptp(shift) <= tol + rtol * np.abs(F).max():
-                cause = (f" Your values are F + {shift.mean():.6g} at every state: an additive "
-                         f"constant in your energy (pass up_to_constant=True if it is meant).")
-                slip = "F plus a constant"
-            elif _matches(values, [("-F", -F)], tol, rtol):
-                cause = (" Your values are -F(v): the sign is reversed (log sum_h e^{-E} is "
-                         "-F).")
-                slip = "-F"
-            else:
-                cause = _rounding_cause(values, F)
-        raise CheckFailed(
-            f"{name}: F{_state(V[i])} is {values[i]:.10g}; the exact value is {F[i]:.10g} "
-            f"({len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|)." + cause
-            + _warned(found_warnings),
-            entry=f"F{_state(V[i])}", found=values[i], expected=F[i], n_tests=len(V), slip=slip)
+            cause = _rounding_cause(values - offset, F)
+        entry = f"F{_state(V[i])}"
+        _fail(name, f"{entry} " + _gap(values[i] - offset, F[i])
+              + f"; {len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|"
+              + (f", after the constant {offset:.6g}" if up_to_constant else "") + ").", cause,
+              found_warnings, entry=entry, found=values[i] - offset, expected=F[i],
+              n_tests=len(V), slip=slip)
     text = f"every visible state ({len(V)}) within {tol:g} + {rtol:g} |exact|"
     if up_to_constant:
         text += f", up to the constant {offset:.6g}"
     return _pass(name, CheckResult(name, 0.0, np.nan, len(V), 0, tol), label, text)
 
 
+@_documented
 def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=None):
     r""":math:`\log Z = \log \sum_{v, h} e^{-E(v, h)}` against its exact value (no additive constant).
 
@@ -1185,16 +1377,7 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     tol : float, default 1e-9
         Absolute tolerance.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         With the exact value and the difference, named when it is a known
         convention (a multiple of log 2, the sign).
 
@@ -1216,7 +1399,7 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
                          "your log Z", ()))
     gap = value - log_z
     if not abs(gap) <= tol:
-        cause = _overflow_cause(np.array([value]))
+        cause = _overflow_cause(np.array([value]), model)
         slip = "non-finite values" if cause else None
         ratio = gap / np.log(2) if np.isfinite(gap) else 0.5
         if not cause and abs(ratio - round(ratio)) < 1e-9 and round(ratio):
@@ -1227,14 +1410,142 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
             cause, slip = " Your value is -log Z: the sign is reversed.", "-log Z"
         elif not cause:
             cause = _rounding_cause(np.array(value), np.array(log_z))
-        raise CheckFailed(f"{name}: your value is {value:.10g}; the exact value is "
-                          f"{log_z:.10g} (off by {gap:.3g} > {tol:g})." + cause
-                          + _warned(found_warnings),
-                          entry="log Z", found=value, expected=log_z, slip=slip)
+        _fail(name, "your value " + _gap(value, log_z) + f" > {tol:g}).", cause,
+              found_warnings, entry="log Z", found=value, expected=log_z, slip=slip)
     return _pass(name, CheckResult(name, 0.0, np.nan, 1, 0, tol), label,
                  f"{log_z:.6g} within {tol:g} of the exact value")
 
 
+# The distribution-free test of E[Z_hat / Z] <= 1 bets with these fractions (a mixture of
+# test martingales): each is an e-value under any law of Z_hat with E[Z_hat] <= Z.
+_BETS = (0.05, 0.1, 0.2, 0.4, 0.8)
+
+
+@_documented
+def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, power=0.99,
+                                  rng, name="log Z estimate", label=None):
+    r"""Draws of a stochastic :math:`\log \hat Z` (AIS and its kin) against the exact log Z.
+
+    An importance-sampling estimate such as AIS is unbiased for :math:`Z`,
+    not for :math:`\log Z`: the check tests :math:`\mathbb E[\hat Z]/Z = 1`
+    from `n_draws` independent calls, and reports the bias of
+    :math:`\log \hat Z` (negative for an unbiased :math:`\hat Z`, by
+    Jensen's inequality).  The ratio :math:`R = \hat Z / Z` has a heavy
+    right tail, so a t-test of its mean has no stated level.  Two tests,
+    each at :math:`\alpha/2`:
+
+    * **too high**: :math:`\mathbb E[R] \le 1` against
+      :math:`\mathbb E[R] > 1`, by betting (a mixture over fractions
+      :math:`\lambda` of :math:`\prod_i (1 + \lambda (R_i - 1))`, whose
+      expectation is at most 1 for any law of :math:`R \ge 0` with
+      :math:`\mathbb E[R] \le 1`; rejected when it reaches :math:`2/\alpha`,
+      by Markov's inequality).  Its level holds whatever the tail.
+    * **too low or too high, in logs**: :math:`\log R` normal (as for AIS
+      with many intermediate distributions, a sum of many log-weights) gives
+      :math:`\log \mathbb E[R] = \mu + \sigma^2/2`; the statistic
+      :math:`(m + s^2/2) / \sqrt{s^2/n + s^4/(2(n-1))}` of the draws' mean
+      :math:`m` and variance :math:`s^2` of :math:`\log R` is compared with
+      the normal quantile.  Its level rests on that normality.
+
+    An estimate too low on average cannot be detected without such an
+    assumption: a rare huge :math:`\hat Z` can carry the missing mean.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(rng) -> float``: one estimate of :math:`\log Z` of `model`.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    n_draws : int, default 1000
+        At least ``MIN_MEAN_DRAWS``.
+    alpha : float, default 1e-3
+    power : float, default 0.99
+        For the error in :math:`\log \mathbb E[\hat Z]/Z` reported as detectable
+        (normal approximation of the second test).
+    rng : numpy.random.Generator or int
+    <name and label>
+
+    <returns a CheckResult>
+        ``largest_z`` is the second test's statistic, ``detectable`` the
+        error in :math:`\log \mathbb E[\hat Z] - \log Z` caught with `power`.
+
+    Raises
+    ------
+    AssertionError
+        With the estimated :math:`\log \mathbb E[\hat Z]/Z`, the bias of
+        :math:`\log \hat Z`, which test failed, and a constant offset of a
+        multiple of :math:`\log 2` when the draws match one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_log_partition_estimator
+    >>> from rbm.reference_impl import NumpyRBM
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> impl = NumpyRBM(W, b, c)
+    >>> betas = np.linspace(0, 1, 20)
+    >>> _ = check_log_partition_estimator(lambda rng: impl.ais_log_partition(10, betas, rng),
+    ...                                   (W, b, c), n_draws=300, rng=0)
+    verdict: log Z estimate: 300 draws: log E[Z_hat]/Z = ... bias of log Z_hat ...
+    """
+    model, alpha, power, rng = _common(model, estimate, "estimate", alpha, power, rng)
+    n = _mean_draws(n_draws)
+    log_z = exact.log_partition(model)
+
+    def one_draw(r):
+        return _array(_guarded(estimate, "your estimator", r), "your estimator", ()).reshape(1)
+
+    draws, found_warnings = _collect(one_draw, n, rng)
+    log_r = draws[:, 0] - log_z
+    if not np.isfinite(log_r).all():
+        _fail(name, "your estimates hold NaN or infinity.", _overflow_cause(log_r, model),
+              found_warnings, entry="log Z", found=np.nan, expected=log_z, n_draws=n,
+              slip="non-finite values")
+    m, s2 = float(log_r.mean()), float(log_r.var(ddof=1))
+    top = log_r.max()
+    log_mean_r = float(top + np.log(np.mean(np.exp(log_r - top))))
+    facts = (f"log E[Z_hat]/Z = {log_mean_r:.3g} from the mean of the draws, {m + s2 / 2:.3g} "
+             f"as mean + variance/2 of log Z_hat - log Z; bias of log Z_hat {m:.3g} +- "
+             f"{np.sqrt(s2 / n):.2g}")
+    if s2 == 0:
+        if abs(m) <= 1e-9 * (1 + abs(log_z)):
+            return _pass(name, CheckResult(name, 0.0, np.nan, 1, n, 0.0), label,
+                         f"{n} draws, all equal to the exact log Z (a deterministic estimate)")
+        cause, slip = _generator_cause(one_draw, "your estimator")
+        _fail(name, f"all {n} draws are {draws[0, 0]:.10g}; the exact log Z is {log_z:.10g} "
+              f"(difference {m:.3g}).", cause, found_warnings, entry="log Z", found=draws[0, 0],
+              expected=log_z, n_draws=n, slip=slip)
+    log_bets = np.logaddexp(np.log1p(-np.array(_BETS))[:, None],
+                            np.log(_BETS)[:, None] + log_r[None, :]).sum(axis=1)
+    log_e = float(np.logaddexp.reduce(log_bets) - np.log(len(_BETS)))
+    se = float(np.sqrt(s2 / n + s2 ** 2 / (2 * (n - 1))))
+    stat = (m + s2 / 2) / se
+    crit = float(norm.isf(alpha / 4))
+    failed = [what for what, bad in (
+        (f"the betting test of E[Z_hat]/Z <= 1 (distribution-free) reaches "
+         f"{np.exp(min(log_e, 700)):.3g} >= 2 / alpha", log_e >= np.log(2 / alpha)),
+        (f"the lognormal test of log E[Z_hat]/Z = 0 gives |z| = {abs(stat):.3g} > {crit:.3g}",
+         abs(stat) > crit)) if bad]
+    if failed:
+        k = round(m / np.log(2))
+        cause, slip = "", None
+        if k and abs(m - k * np.log(2)) <= 3 * np.sqrt(s2 / n) \
+                and abs(log_mean_r - k * np.log(2)) <= 3 * se + 0.5 * s2:
+            cause = (f" Your estimates are about log Z + {k} log 2: a constant left out, such as "
+                     f"the base model's log Z over {abs(k)} units ({abs(k)} log 2).")
+            slip = f"{k} log 2 off"
+        _fail(name, f"{facts}; at alpha = {alpha:g}, " + " and ".join(failed) + ".", cause,
+              found_warnings, entry="log E[Z_hat]/Z", found=log_mean_r + log_z, expected=log_z,
+              z=abs(stat), sd=np.sqrt(s2), n_draws=n, slip=slip)
+    detectable = float((crit + norm.ppf(power)) * se)
+    return _pass(name, CheckResult(name, abs(stat), crit, 1, n, detectable), label,
+                 f"{n} draws: {facts}; passes the betting test of E[Z_hat]/Z <= 1 and the "
+                 f"lognormal test at alpha = {alpha:g} (each at alpha/2); an error of "
+                 f"{detectable:.2g} in log E[Z_hat]/Z is caught with power {power:g} (normal "
+                 f"approximation)")
+
+
+@_documented
 def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-likelihood",
                          label=None):
     r""":math:`\log p(v) = -F(v) - \log Z` of the rows of `data` (per row, or their mean).
@@ -1247,17 +1558,8 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     data : array_like of shape (n_samples, n_visible)
     tol : float, default 1e-9
-        Absolute tolerance.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+        Absolute tolerance, per row or on the mean.
+    <name, label, returns, raises>
         With the exact value, and the convention it matches if any (the sum
         over rows, :math:`-F` without :math:`\log Z`, base 2).
 
@@ -1298,13 +1600,12 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
         slips = _matches(values, [(what, np.asarray(x, dtype=float))
                                   for what, x in alternatives], tol, 0.0)
         cause = (f" Your values are {slips[0]}." if slips else
-                 _overflow_cause(values) or _rounding_cause(values, target))
+                 _overflow_cause(values, model) or _rounding_cause(values, target))
         where = f" of row {bad[0][0]}" if per_row else " (the mean over rows)"
-        raise CheckFailed(
-            f"{name}: your value{where} is {values[bad[0]]:.10g}; the exact value is "
-            f"{target[bad[0]]:.10g}." + cause + _warned(found_warnings),
-            entry=f"row {bad[0][0]}" if per_row else "mean over rows", found=values[bad[0]],
-            expected=target[bad[0]], n_tests=values.size, slip=slips[0] if slips else None)
+        _fail(name, f"your value{where} " + _gap(values[bad[0]], target[bad[0]]) + ").", cause,
+              found_warnings, entry=f"row {bad[0][0]}" if per_row else "mean over rows",
+              found=values[bad[0]], expected=target[bad[0]], n_tests=values.size,
+              slip=slips[0] if slips else None)
     what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
     return _pass(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
                  f"{what} within {tol:g} of the exact value")
@@ -1313,6 +1614,7 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
 _CONVENTIONS = ("sum", "mean")
 
 
+@_documented
 def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum", tol=1e-9,
                             n_draws=None, alpha=1e-3, rng=None, name="pseudo-likelihood",
                             label=None):
@@ -1338,20 +1640,11 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     convention : {"sum", "mean"}
     tol : float, default 1e-9
     n_draws : int, optional
-        For a stochastic estimate: draws, at least 2.
+        For a stochastic estimate: draws, at least ``MIN_MEAN_DRAWS``.
     alpha : float, default 1e-3
     rng : numpy.random.Generator or int, optional
         Needed with `n_draws`.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming the worst row and the convention the values match, if another.
 
     Examples
@@ -1403,29 +1696,28 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
             alts = [(what, x if per_row else np.array(x.mean())) for what, _, x in alternatives]
             slips = _matches(values, alts, tol, 0.0)
             cause = (f" Your values are {slips[0]}." if slips else
-                     _overflow_cause(values) or _rounding_cause(values, goal))
+                     _overflow_cause(values, model) or _rounding_cause(values, goal))
             where = f"row {bad[0][0]}" if per_row else "the mean over rows"
-            raise CheckFailed(
-                f"{name}: your value for {where} is {values[bad[0]]:.10g}; the exact value "
-                f"({conv}) is {goal[bad[0]]:.10g}." + cause + _warned(found_warnings),
-                entry=where, found=values[bad[0]], expected=goal[bad[0]], n_tests=values.size,
-                slip=slips[0] if slips else None)
+            _fail(name, f"your value for {where} ({conv}) " + _gap(values[bad[0]], goal[bad[0]])
+                  + ").", cause, found_warnings, entry=where, found=values[bad[0]],
+                  expected=goal[bad[0]], n_tests=values.size, slip=slips[0] if slips else None)
         what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
         return _pass(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
                      f"{what} ({conv}) within {tol:g} of the exact value")
-    n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
-    alpha = _alpha(alpha)
     if rng is None:
         raise TypeError("rng is needed with n_draws: a numpy.random.Generator or an int seed")
+    n_draws = _mean_draws(n_draws)
+    alpha = _alpha(alpha)
     rng = check_rng(rng)
-    with _recorded(found_warnings):
-        draws = np.stack([_array(_guarded(pseudo_likelihood, "your pseudo_likelihood", data.copy(),
-                                          rng), "your pseudo-likelihood",
-                                 (len(data),)) for _ in range(n_draws)])
-    entries = [f"row {i}" for i in range(len(data))]
-    return _mean_check(draws, target, alpha, 0.99, name, label, entries, lambda: alternatives,
-                       what=f"the mean of {n_draws} draws per row ({conv})",
-                       found_warnings=found_warnings)
+
+    def one_draw(r):
+        return _array(_guarded(pseudo_likelihood, "your pseudo_likelihood", data.copy(), r),
+                      "your pseudo-likelihood", (len(data),))
+
+    return _mean_check(one_draw, n_draws, rng, target, model=model, alpha=alpha, power=0.99,
+                       name=name, label=label, entries=[f"row {i}" for i in range(len(data))],
+                       alternatives=lambda: alternatives, caller="your pseudo_likelihood",
+                       what=f"the mean of {n_draws} draws per row ({conv})")
 
 
 # -- means of draws: gradient estimates and training steps ------------------------------
@@ -1435,49 +1727,122 @@ def _t_scores(draws, target):
     n = draws.shape[0]
     mean = draws.mean(axis=0)
     se = draws.std(axis=0, ddof=1) / np.sqrt(n)
+    se[se <= 1e-13 * (1 + np.abs(mean))] = 0.0  # the rounding of equal draws, not a spread
     gap = mean - target
     exact_equal = np.abs(gap) <= 1e-9 * (1 + np.abs(target))
     z = np.divide(gap, se, out=np.where(exact_equal, 0.0, np.inf), where=se > 0)
     return z, mean, se
 
 
-def _mean_check(draws, target, alpha, power, name, label, entries, alternatives, what,
-                found_warnings=()):
-    """Per-entry t-tests of the draws' mean against `target`, Bonferroni; diagnose on failure.
+def _collect(one_draw, n_draws, rng):
+    """`n_draws` calls of ``one_draw(rng)`` stacked, and the warnings they raised."""
+    found_warnings = []
+    with _recorded(found_warnings):
+        draws = np.stack([one_draw(rng) for _ in range(n_draws)])
+    return draws, found_warnings
 
-    `alternatives` is called on failure only: it returns (what, cause, values) of known slips.
+
+def _generator_cause(one_draw, what):
+    """Why every call gave the same value: tested by calling `one_draw` with fresh generators."""
+    with _recorded([]):
+        a, b = (one_draw(np.random.default_rng(seed)) for seed in (1, 2))
+    if not np.array_equal(a, b):
+        return (f" Every call gave the same value, yet {what} gives other values with other "
+                "generators: it does not advance the generator it is given (it copies it, "
+                "or seeds a new one from it at every call).", "a generator that does not advance")
+    return (f" Every call gave the same value, and {what} gives it with any generator: it "
+            "ignores the generator it is given (it draws from one of its own, re-seeded at "
+            "every call, or it is not random).", "a generator that does not advance")
+
+
+def _fail(name, text, cause="", found_warnings=(), **attrs):
+    """Raise the one failure of every check: ``name: text`` + the tested cause + warnings."""
+    raise CheckFailed(f"{name}: {text}" + cause + _warned(found_warnings), **attrs)
+
+
+def _mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, label, entries,
+                alternatives, what, caller):
+    """Per-entry t-tests of the mean of `n_draws` draws against `target`, Bonferroni.
+
+    ``one_draw(rng)`` is one flat draw of the code under test; `alternatives` is called on
+    failure only and returns (what, cause, values) of known slips.
     """
+    draws, found_warnings = _collect(one_draw, n_draws, rng)
+    largest, crit, detectable = _t_tests(
+        draws, target, alpha=alpha, power=power, name=name, entries=entries,
+        alternatives=alternatives, found_warnings=found_warnings, model=model,
+        identical=lambda: _generator_cause(one_draw, caller))
     n, m = draws.shape
-    if not np.isfinite(draws).all():
-        bad = int(np.flatnonzero(~np.isfinite(draws).all(axis=0))[0])
-        raise CheckFailed(f"{name}: your draws of {entries[bad]} hold NaN or infinity."
-                          + _overflow_cause(draws) + _warned(found_warnings), entry=entries[bad],
-                          found=np.nan, expected=target[bad], n_draws=n, n_tests=m,
-                          slip="non-finite values")
-    z, mean, se = _t_scores(draws, target)
-    crit = float(student_t.isf(alpha / (2 * m), n - 1))
-    bad = np.flatnonzero(np.abs(z) > crit)
-    if len(bad):
-        worst = bad[np.argsort(-np.abs(z[bad]))][:3]
-        lines = [f"{entries[i]} is off by {abs(z[i]):.3g} standard errors (mean {mean[i]:.5g} "
-                 f"over {n} draws, standard error {se[i]:.2g}; the exact value is "
-                 f"{target[i]:.5g})" for i in worst]
-        cause, slip = next(((f" Your draws match {alt}: a common cause is that {why}.", alt)
-                            for alt, why, values in alternatives()
-                            if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)), ("", None))
-        i = worst[0]
-        raise CheckFailed(
-            f"{name}: " + "; ".join(lines) + f". {len(bad)} of {m} entries fail at alpha = "
-            f"{alpha:g} (Bonferroni, |t| > {crit:.3g})." + cause + _warned(found_warnings),
-            entry=entries[i], found=mean[i], expected=target[i], z=abs(z[i]),
-            sd=se[i] * np.sqrt(n), n_draws=n, n_tests=m, slip=slip,
-            errors=(np.abs(mean - target), se * np.sqrt(n), se * np.sqrt(n), alpha, True))
-    detectable = float(np.max((crit + norm.ppf(power)) * se))
-    largest = float(np.max(np.abs(z)))
     return _pass(name, CheckResult(name, largest, crit, m, n, detectable), label,
                  f"{what}: largest |t| {largest:.2f} <= {crit:.2f} (alpha = {alpha:g}, "
                  f"Bonferroni over {m} entries); an error of {detectable:.2g} in one entry "
                  f"is caught with power {power:g}")
+
+
+def _t_tests(draws, target, *, alpha, power, name, entries, alternatives, found_warnings,
+             model, identical):
+    """Two-sided t-tests of each column's mean against `target`, Bonferroni; raise on failure.
+
+    Returns the largest |t|, the critical value and the smallest error caught with `power`.
+    ``identical()`` gives (cause, slip) when every draw is the same.
+    """
+    n, m = draws.shape
+    if not np.isfinite(draws).all():
+        bad = int(np.flatnonzero(~np.isfinite(draws).all(axis=0))[0])
+        _fail(name, f"your draws of {entries[bad]} hold NaN or infinity.",
+              _overflow_cause(draws, model), found_warnings, entry=entries[bad], found=np.nan,
+              expected=target[bad], n_draws=n, n_tests=m, slip="non-finite values")
+    z, mean, se = _t_scores(draws, target)
+    crit = float(student_t.isf(alpha / (2 * m), n - 1))
+    flat = np.flatnonzero(np.isinf(z))  # all draws equal, and not the exact value
+    if len(flat) and (draws == draws[0]).all():
+        i = flat[np.argmax(np.abs(mean[flat] - target[flat]))]
+        matches = [alt for alt, _, values in alternatives()
+                   if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)]
+        cause, slip = identical()
+        if matches:
+            cause += f" The values are {matches[0]}."
+        _fail(name, f"all {n} draws are identical, and {len(flat)} of {m} entries differ from "
+              f"their exact values: {entries[i]} is {mean[i]:.5g}, the exact value "
+              f"{target[i]:.5g} (difference {mean[i] - target[i]:.3g}).", cause,
+              found_warnings, entry=entries[i], found=mean[i], expected=target[i], n_draws=n,
+              n_tests=m, slip=slip)
+    bad = np.flatnonzero(np.isfinite(z) & (np.abs(z) > crit))
+    if len(bad):
+        worst = bad[np.argsort(-np.abs(z[bad]))][:3]
+        lines = [f"{entries[i]} is off by {abs(z[i]):.3g} standard errors (mean {mean[i]:.5g} "
+                 f"over {n} draws, standard error {se[i]:.2g}; the exact value is "
+                 f"{target[i]:.5g}, difference {mean[i] - target[i]:.3g})" for i in worst]
+        cause, slip = next(((f" Your draws match {alt}: a common cause is that {why}.", alt)
+                            for alt, why, values in alternatives()
+                            if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)), ("", None))
+        i = worst[0]
+        _fail(name, "; ".join(lines) + f". {len(bad)} of {m} entries fail at alpha = "
+              f"{alpha:g} (Bonferroni, |t| > {crit:.3g}).", cause, found_warnings,
+              entry=entries[i], found=mean[i], expected=target[i], z=abs(z[i]),
+              sd=se[i] * np.sqrt(n), n_draws=n, n_tests=m, slip=slip,
+              errors=(np.abs(mean - target), se * np.sqrt(n), se * np.sqrt(n), alpha, True))
+    if len(flat):
+        i = flat[0]
+        raise ValueError(
+            f"{name}: the {n} draws of {', '.join(entries[j] for j in flat[:4])}"
+            f"{' ...' if len(flat) > 4 else ''} are all equal ({entries[i]}: {mean[i]:.5g}; "
+            f"the exact value is {target[i]:.5g}, difference {mean[i] - target[i]:.3g}), so "
+            "their t-tests have a standard error of 0 and no level: draw more (an entry that "
+            "takes one value with probability q repeats it in all n draws with probability "
+            "q**n). If these entries of your code never vary, that is the defect.")
+    detectable = float(np.max((crit + norm.ppf(power)) * se))
+    return float(np.max(np.abs(z))), crit, detectable
+
+
+def _mean_draws(n_draws):
+    """`n_draws` for a t-test: an int of at least ``MIN_MEAN_DRAWS`` (ValueError naming it)."""
+    n = check_positive_int(n_draws, "n_draws")
+    if n < MIN_MEAN_DRAWS:
+        raise ValueError(f"n_draws = {n} is too few for a t-test of means: the checks accept "
+                         f"at least MIN_MEAN_DRAWS = {MIN_MEAN_DRAWS} (at 4 draws correct "
+                         f"code fails on about 1 seed in 6)")
+    return n
 
 
 def _entry_names(grad):
@@ -1504,44 +1869,124 @@ def _flat(x, like, what):
     return np.concatenate(out)
 
 
-def _target(model, data, target):
-    """The expected gradient, and a phrase naming it."""
+def _target(model, data, target, offsets=None):
+    """The expected gradient (centred with `offsets`), a phrase naming it, and the uncentred one."""
     if isinstance(target, str) and target == "exact":
-        return exact.gradient(model, data), "the exact gradient"
-    if isinstance(target, Gradient):
-        return target, "the expected value"
-    if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
+        raw, phrase = exact.gradient(model, data), "the exact gradient"
+    elif isinstance(target, Gradient):
+        raw, phrase = target, "the expected value"
+    elif isinstance(target, (int, np.integer)) and not isinstance(target, bool):
         k = check_positive_int(int(target), "target")
-        return transition.cd_expected_gradient(model, data, k), f"E[CD-{k}]"
-    raise TypeError(f"target must be a number of CD steps k, 'exact' or a Gradient, got "
-                    f"{target!r}")
+        raw, phrase = transition.cd_expected_gradient(model, data, k), f"E[CD-{k}]"
+    else:
+        raise TypeError(f"target must be a number of CD steps k, 'exact' or a Gradient, got "
+                        f"{target!r}")
+    if offsets is None:
+        return raw, phrase, raw
+    return centred_gradient(raw, *offsets), f"{phrase}, centred", raw
 
 
-def _gradient_alternatives(model, data, expected, scale=1.0):
+def centred_gradient(gradient, visible_offset, hidden_offset):
+    r"""The centred gradient of Melchior et al. (2016), in the model's own parameters.
+
+    With offsets :math:`\mu` (visible) and :math:`\lambda` (hidden), the
+    centred RBM's statistics are :math:`v - \mu` and :math:`h - \lambda`; its
+    gradient, mapped back to :math:`(W, b, c)`, is
+
+    .. math::
+        \Delta W = \nabla W - \mu\, \nabla c^\top - \nabla b\, \lambda^\top, \qquad
+        \Delta b = \nabla b - \Delta W \lambda, \qquad
+        \Delta c = \nabla c - \Delta W^\top \mu,
+
+    with :math:`\nabla` the ordinary gradient (data term minus model term).
+    It is linear in the statistics, so the expected centred estimate is this
+    map of the expected ordinary one, for offsets fixed during the step
+    (e.g. the data mean and a running mean of the hidden means): pass it as
+    the `target` of :func:`check_gradient_estimator`, or pass ``offsets=``.
+    The formula is Melchior, Fischer and Wiskott, *How to center deep
+    Boltzmann machines*, JMLR 17 (2016), written here from the paper's
+    algorithm as read; it agrees with ``center_gradient`` of
+    RestrictedBoltzmannMachines.jl (``src/train/centering.jl``).
+
+    Parameters
+    ----------
+    gradient : Gradient
+        With fields ``W`` of shape (n_visible, n_hidden), ``b`` and ``c``.
+    visible_offset : array_like of shape (n_visible,)
+    hidden_offset : array_like of shape (n_hidden,)
+
+    Returns
+    -------
+    Gradient
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm import Gradient
+    >>> from rbm.testing import centred_gradient
+    >>> g = Gradient(np.ones((2, 1)), np.array([0.5, 0.0]), np.array([0.25]))
+    >>> centred_gradient(g, np.zeros(2), np.zeros(1)).W.tolist()  # zero offsets: unchanged
+    [[1.0], [1.0]]
+    >>> c = centred_gradient(g, np.array([0.5, 0.5]), np.array([0.5]))
+    >>> c.W.ravel().tolist(), c.b.tolist(), c.c.tolist()
+    ([0.625, 0.875], [0.1875, -0.4375], [-0.5])
+    """
+    if not isinstance(gradient, Gradient) or set(gradient.fields) != {"W", "b", "c"}:
+        raise TypeError(f"gradient must be a Gradient with fields W, b, c, got "
+                        f"{type(gradient).__name__}")
+    n_visible, n_hidden = gradient.W.shape
+    mu = _offset(visible_offset, "visible_offset", n_visible)
+    lam = _offset(hidden_offset, "hidden_offset", n_hidden)
+    dW = gradient.W - np.outer(mu, gradient.c) - np.outer(gradient.b, lam)
+    return Gradient(dW, gradient.b - dW @ lam, gradient.c - dW.T @ mu)
+
+
+def _offset(x, name, size):
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != (size,) or not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, of shape ({size},), got shape {arr.shape}")
+    return arr
+
+
+def _gradient_alternatives(model, data, expected, scale=1.0, offsets=None):
     """(what, cause, flat values) of known slips, for an expected gradient times `scale`."""
     n = len(data)
-    exact_grad = exact.gradient(model, data)
+    centre = (lambda g: g) if offsets is None else (lambda g: centred_gradient(g, *offsets))
     out = [("minus the expected value", "the sign is reversed (model term minus data term, "
             "or an update subtracted)", -scale * expected.flat()),
            (f"{n} times the expected value", "the statistics are summed over the rows, not "
             "averaged", n * scale * expected.flat()),
            ("the exact gradient", "the negative phase samples the model (exact samples, or "
-            "chains run to equilibrium), not CD-k", scale * exact_grad.flat())]
+            "chains run to equilibrium), not CD-k",
+            scale * centre(exact.gradient(model, data)).flat())]
     cd = transition.cd_expected_gradient(model, data, [1, 2, 3])
     out += [(f"E[CD-{j}]", f"the chains start at the data and move {j} step{'s' * (j > 1)}: "
              "persistent chains re-initialised, a loop off by one, or h_t drawn from "
-             "v_{t-1} (a chain of k steps then moves (k + 1) // 2)", scale * g.flat())
+             "v_{t-1} (a chain of k steps then moves (k + 1) // 2)", scale * centre(g).flat())
             for j, g in zip([1, 2, 3], cd)]
     if model.is_binary:
         paired = transition.cd1_variant_expected_gradient(model, data, negative_hidden="data")
         out.append(("E[CD-1 with v_1 paired with h_0]", "the negative statistic uses h_0, the "
                     "hidden sample of the data step, instead of p(h = 1 | v_1)",
-                    scale * paired.flat()))
+                    scale * centre(paired).flat()))
     return out
 
 
-def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, alpha=1e-3,
-                             power=0.99, rng, name="gradient estimate", label=None):
+def _centring_alternatives(raw, offsets, scale):
+    """(what, cause, flat values) of the slips of a centred estimator, from the uncentred target."""
+    if offsets is None:
+        return []
+    dW = centred_gradient(raw, *offsets).W
+    return [("the uncentred expected value", "the offsets are not applied (an ordinary "
+             "gradient)", scale * raw.flat()),
+            ("the centred W with uncorrected biases", "the biases' updates leave out the "
+             "corrections -dW lambda and -dW' mu", scale * Gradient(dW, raw.b, raw.c).flat())]
+
+
+@_documented
+def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n_draws=1000,
+                             alpha=1e-3, power=0.99, rng, name="gradient estimate",
+                             label=None):
     r"""The mean of a gradient estimator's draws against its exact expectation, entry by entry.
 
     `estimate` is called `n_draws` times; each entry of the mean of its
@@ -1562,28 +2007,27 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
         :func:`rbm.transition.cd_expected_gradient`; ``"exact"``: the
         gradient of the mean log-likelihood (for an unbiased estimator); a
         Gradient: that value (e.g. :func:`expected_pcd_gradient`).
+    offsets : tuple of array_like, optional
+        ``(visible_offset, hidden_offset)`` for a centred estimator: the
+        target is then :func:`centred_gradient` of the above.
     n_draws : int, default 1000
-        At least 2.
+        At least ``MIN_MEAN_DRAWS``.
     alpha : float, default 1e-3
         Family-wise significance.
     power : float, default 0.99
         For the smallest error reported as detectable.
     rng : numpy.random.Generator or int
         Passed to `estimate` at every call.
-    name : str
-    label : str, optional
-
-    Returns
-    -------
-    CheckResult
-
-    Raises
-    ------
-    AssertionError
+    <name, label, returns, raises>
         Naming up to three entries, their error in standard errors, their
         exact values, and the known slip the draws match, if one does (the
         sign, a sum over rows, CD-j for another j, the exact gradient,
-        ``v_1`` paired with ``h_0``).
+        ``v_1`` paired with ``h_0``; centring left out or its bias
+        correction); draws identical at every call name a generator that
+        does not advance.
+    ValueError
+        For bad arguments, fewer than ``MIN_MEAN_DRAWS`` draws, or an entry
+        whose draws are all equal but not its exact value (no t-test).
 
     Examples
     --------
@@ -1604,24 +2048,22 @@ def check_gradient_estimator(estimate, model, data, *, target=1, n_draws=1000, a
     rbm.testing.CheckFailed: gradient estimate: ... is off by ... standard errors
     ... the sign is reversed ...
     """
-    model = as_model(model)
-    _callable(estimate, "estimate")
+    model, alpha, power, rng = _common(model, estimate, "estimate", alpha, power, rng)
     data = _data(model, data)
-    n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
-    expected, phrase = _target(model, data, target)
-    found_warnings = []
-    with _recorded(found_warnings):
-        draws = np.stack([_flat(_guarded(estimate, "your estimator", data.copy(), rng), expected,
-                                 "your estimator")
-                          for _ in range(n_draws)])
+    n_draws = _mean_draws(n_draws)
+    expected, phrase, raw = _target(model, data, target, offsets)
+
+    def one_draw(r):
+        return _flat(_guarded(estimate, "your estimator", data.copy(), r), expected,
+                     "your estimator")
+
     def alternatives():
-        return _gradient_alternatives(model, data, expected)
-    return _mean_check(draws, expected.flat(), alpha, power, name, label,
-                       _entry_names(expected), alternatives,
-                       what=f"the mean of {n_draws} draws against {phrase}",
-                       found_warnings=found_warnings)
+        return (_centring_alternatives(raw, offsets, 1.0)
+                + _gradient_alternatives(model, data, expected, offsets=offsets))
+    return _mean_check(one_draw, n_draws, rng, expected.flat(), model=model, alpha=alpha,
+                       power=power, name=name, label=label, entries=_entry_names(expected),
+                       alternatives=alternatives, caller="your estimator",
+                       what=f"the mean of {n_draws} draws against {phrase}")
 
 
 def expected_pcd_gradient(model, data, chains, *, k=1, chain_layer="visible"):
@@ -1690,8 +2132,9 @@ def expected_pcd_gradient(model, data, chains, *, k=1, chain_layer="visible"):
     return pos - Gradient.from_fields(neg)
 
 
-def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1000,
-                        alpha=1e-3, power=0.99, rng, name="training step", label=None):
+def check_training_step(step, model, data, *, learning_rate, target=1, offsets=None,
+                        n_draws=1000, alpha=1e-3, power=0.99, rng, name="training step",
+                        label=None):
     r"""One training update against the exact expected update, ``learning_rate`` times a gradient.
 
     `step` is called `n_draws` times from the same parameters; the mean of
@@ -1711,6 +2154,8 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
     learning_rate : float
     target : int, "exact" or Gradient, default 1
         The expected gradient, as in :func:`check_gradient_estimator`.
+    offsets : tuple of array_like, optional
+        For a centred step, as in :func:`check_gradient_estimator`.
     n_draws, alpha, power, rng, name, label
         As in :func:`check_gradient_estimator`.
 
@@ -1738,28 +2183,169 @@ def check_training_step(step, model, data, *, learning_rate, target=1, n_draws=1
     ...
     rbm.testing.CheckFailed: training step: ... the learning rate is applied twice ...
     """
-    model = as_model(model)
-    _callable(step, "step")
+    model, alpha, power, rng = _common(model, step, "step", alpha, power, rng)
     data = _data(model, data)
     learning_rate = check_positive_float(learning_rate, "learning_rate")
-    n_draws = check_positive_int(n_draws, "n_draws", minimum=2)
-    alpha, power = _alpha(alpha), _power(power)
-    rng = check_rng(rng)
-    expected, phrase = _target(model, data, target)
+    n_draws = _mean_draws(n_draws)
+    expected, phrase, raw = _target(model, data, target, offsets)
     old = Gradient(model.W, model.b, model.c).flat()
-    found_warnings = []
-    with _recorded(found_warnings):
-        draws = [_flat(_guarded(step, "your step", model.W.copy(), model.b.copy(), model.c.copy(),
-                                data.copy(), rng),
-                       expected, "your step") - old for _ in range(n_draws)]
+
+    def one_draw(r):
+        return _flat(_guarded(step, "your step", model.W.copy(), model.b.copy(), model.c.copy(),
+                              data.copy(), r), expected, "your step") - old
+
     lr = learning_rate
+
     def alternatives():
         return [(f"learning_rate**2 times {phrase}", "the learning rate is applied twice (once "
                  "to the gradient, once to the update)", lr * lr * expected.flat()),
                 (f"{phrase} without the learning rate", "the learning rate is not applied",
-                 expected.flat())] + _gradient_alternatives(model, data, expected, scale=lr)
-    return _mean_check(np.stack(draws), lr * expected.flat(), alpha, power, name, label,
-                       _entry_names(expected), alternatives,
-                       what=f"the mean of {n_draws} updates against learning_rate x {phrase}",
-                       found_warnings=found_warnings)
+                 expected.flat())] + _centring_alternatives(raw, offsets, lr) \
+            + _gradient_alternatives(model, data, expected, scale=lr, offsets=offsets)
+    return _mean_check(one_draw, n_draws, rng, lr * expected.flat(), model=model,
+                       alpha=alpha, power=power,
+                       name=name, label=label, entries=_entry_names(expected),
+                       alternatives=alternatives, caller="your step",
+                       what=f"the mean of {n_draws} updates against learning_rate x {phrase}")
 
+
+
+# Calls per batch size the persistent check accepts.  Its residuals change law from call to
+# call; at 30 calls correct code failed on 3 of 200 seeds at alpha = 1e-3 (above the binomial
+# range of alpha), at 100 within it (tests/test_testing_new_checks.py).
+_MIN_CALLS = 100
+
+
+@_documented
+def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_passes=100, k=1,
+                               chain_layer="visible", parameters=None, learning_rate=None,
+                               alpha=1e-3, power=0.99, rng, name="persistent estimator",
+                               label=None):
+    r"""A stateful estimator driven across calls, each update against its exact expectation.
+
+    Persistent CD keeps chains between calls, so one call cannot be
+    repeated from the same state; a defect that shows only across calls (the
+    chains reset when a batch is short, or never advanced) needs the object
+    itself.  The check runs `n_passes` passes over `data` in batches of
+    `batch_size` rows (the last batch of a pass is short when the rows are
+    not a multiple of it), and before each call reads the chains the object
+    holds.  Given them, the call's update has the exact expectation
+    :math:`E_t` of :func:`expected_pcd_gradient`; the residuals
+    :math:`g_t - E_t` have mean zero at every call whatever the chains did
+    before (they form a martingale difference sequence), so their means are
+    tested entry by entry by t-tests, separately for each batch size (the
+    short batches on their own), Bonferroni over entries and batch sizes.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(batch, rng) -> (dW, db, dc)``: one call of your object
+        (it advances its chains), in the ascent direction, averaged over the
+        rows of `batch`.
+    chains : callable
+        ``chains() -> (n_chains, n_units)``: the states your object's chains
+        hold now (read before every call).
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`):
+        the parameters your object holds (for a trainer, at the start).
+    data : array_like of shape (n_samples, n_visible)
+    batch_size : int
+    n_passes : int, default 100
+        Each batch size must occur in at least 100 calls.
+    k : int, default 1
+        Gibbs steps per call.
+    chain_layer : {"visible", "hidden"}
+        The layer the chains' states belong to.
+    parameters : callable, optional
+        For a trainer, whose parameters change at every call:
+        ``parameters() -> (W, b, c)`` (or an RBM), read before every call;
+        each expectation is taken at them.
+    learning_rate : float, optional
+        For a trainer: `estimate` returns the new parameters
+        ``(W, b, c)``, and the update (new minus old) is compared with
+        ``learning_rate`` times the expected gradient.
+    alpha, power : float
+    rng : numpy.random.Generator or int
+        Passed to `estimate` at every call: one generator for the whole run.
+    <name, label, returns, raises>
+        Naming the batch size and entries whose residuals fail, and the
+        slip they match (the chains restarted at the batch, so that the call
+        is CD-k; the sign).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_persistent_estimator
+    >>> from rbm.reference_impl import PersistentCD
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
+    >>> data = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 1.0]])
+    >>> pcd = PersistentCD(W, b, c, chains=np.zeros((3, 2)))
+    >>> _ = check_persistent_estimator(pcd.gradient, lambda: pcd.chains, (W, b, c), data,
+    ...                                batch_size=3, rng=0)
+    verdict: persistent estimator: 200 calls in batches of 3 and 2 rows: ...
+    """
+    model, alpha, power, rng = _common(model, estimate, "estimate", alpha, power, rng)
+    _callable(chains, "chains")
+    data = _data(model, data)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    n_passes = check_positive_int(n_passes, "n_passes")
+    k = check_positive_int(k, "k")
+    if chain_layer not in ("visible", "hidden"):
+        raise ValueError(f"chain_layer must be 'visible' or 'hidden', got {chain_layer!r}")
+    batches = [data[i:i + batch_size] for i in range(0, len(data), batch_size)]
+    sizes = sorted({len(batch) for batch in batches}, reverse=True)
+    calls = {size: n_passes * sum(len(batch) == size for batch in batches) for size in sizes}
+    if min(calls.values()) < _MIN_CALLS:
+        raise ValueError(f"n_passes = {n_passes} gives batches of {min(calls, key=calls.get)} "
+                         f"rows {min(calls.values())} calls, fewer than the {_MIN_CALLS} the "
+                         f"check accepts")
+    cd = {len(batch): None for batch in batches}
+    residuals = {size: [] for size in sizes}
+    restarted = {size: [] for size in sizes}
+    template = Gradient(model.W, model.b, model.c)
+    if parameters is not None:
+        _callable(parameters, "parameters")
+    lr = 1.0 if learning_rate is None else check_positive_float(learning_rate, "learning_rate")
+    found_warnings = []
+    with _recorded(found_warnings):
+        for _ in range(n_passes):
+            for batch in batches:
+                if parameters is not None:
+                    model = as_model(_guarded(parameters, "your parameters"))
+                    cd[len(batch)] = None
+                held = _guarded(chains, "your chains")
+                expected = lr * expected_pcd_gradient(model, batch, held, k=k,
+                                                      chain_layer=chain_layer).flat()
+                if cd[len(batch)] is None or len(batches) > len(sizes):
+                    cd[len(batch)] = lr * transition.cd_expected_gradient(model, batch, k).flat()
+                g = _flat(_guarded(estimate, "your estimator", batch.copy(), rng), template,
+                          "your estimator")
+                if learning_rate is not None:
+                    g = g - Gradient(model.W, model.b, model.c).flat()
+                residuals[len(batch)].append(g - expected)
+                restarted[len(batch)].append(cd[len(batch)] - expected)
+    names = _entry_names(template)
+    results = []
+    for size in sizes:
+        draws, shift = np.stack(residuals[size]), np.mean(restarted[size], axis=0)
+        entries = [f"the residual of {entry} (batches of {size} rows)" for entry in names]
+
+        def alternatives(shift=shift, draws=draws):
+            return [("the chains restarted at the batch", "the object restarts its chains at "
+                     "the data in these calls (e.g. when the batch is shorter than the chains), "
+                     "so the call is CD-k", shift)]
+        results.append(_t_tests(draws, np.zeros(draws.shape[1]), alpha=alpha / len(sizes),
+                                power=power, name=name, entries=entries,
+                                alternatives=alternatives, found_warnings=found_warnings,
+                                model=model, identical=lambda: ("", None)))
+    largest = max(r[0] for r in results)
+    detectable = max(r[2] for r in results)
+    n_calls = sum(calls.values())
+    sizes_text = " and ".join(map(str, sizes))
+    return _pass(name, CheckResult(name, largest, results[0][1], len(names) * len(sizes),
+                                   min(calls.values()), detectable), label,
+                 f"{n_calls} calls in batches of {sizes_text} rows: the mean residual against "
+                 f"the exact expectation from the chains held, largest |t| {largest:.2f} "
+                 f"(alpha = {alpha:g}, Bonferroni over {len(names)} entries x {len(sizes)} "
+                 f"batch sizes); an error of {detectable:.2g} in one entry is caught with "
+                 f"power {power:g}")

@@ -34,6 +34,10 @@ MAX_TOGGLE_RUN = 2
 FORMATTED_ADVANCED = {
     "around_the_partition_function",
     "estimating_log_z",
+    "what_cd_optimises",
+    "mixing_and_tempering",
+    "shape_of_the_likelihood",
+    "other_unit_types",
     "short_run_chains",
 }
 

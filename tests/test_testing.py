@@ -130,8 +130,14 @@ CATALOGUE = {
 }
 
 
+# planted for the checks of issue 38, caught in test_testing_new_checks.py and
+# test_testing_diagnoses.py
+NEWER = {"generator re-seeded", "tempering swap with beta F", "AIS mean of log weights",
+         "chains reset on short batch", "centred biases uncorrected"}
+
+
 def test_the_catalogue_covers_every_planted_bug():
-    assert set(CATALOGUE) == set(BUGS)
+    assert set(CATALOGUE) | NEWER == set(BUGS) and not set(CATALOGUE) & NEWER
 
 
 @pytest.mark.parametrize("bug", sorted(CATALOGUE))

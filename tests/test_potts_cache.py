@@ -1,0 +1,55 @@
+"""chapters/other_unit_types reads its longer Potts-dReLU runs from chapters/data; they cannot drift.
+
+``tools/train_potts.py`` (``make potts``) writes them in about five minutes of one core.  These
+tests re-derive the first segment (100 epochs) of both long runs and one seed's summary with the
+script's own code and compare with what is committed.
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("train_potts", ROOT / "tools/train_potts.py")
+tp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tp)
+
+# the same code on another machine may round differently (BLAS kernels), never by more than this
+RTOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def cache():
+    return json.loads((ROOT / "chapters/data/potts_drelu.json").read_text())
+
+
+@pytest.mark.parametrize("n_hidden", ["2", "3"])
+def test_first_segment_of_the_long_runs_is_rederived(cache, n_hidden):
+    with threadpool_limits(1):
+        got = tp.long_run(int(n_hidden), epochs=tp.EVERY)
+    run = cache["long"][n_hidden]
+    assert run["epochs"][:2] == got["epochs"] == [0, tp.EVERY]
+    assert got["train"] == pytest.approx(run["train"][:2], rel=RTOL)
+    assert got["held"] == pytest.approx(run["held"][:2], rel=RTOL)
+
+
+def test_the_runs_are_what_the_chapter_states(cache):
+    """The cache holds 7 seeds and runs of 1500 epochs, with masses that are probabilities."""
+    assert [s["k"] for s in cache["seeds"]] == list(range(7))
+    for run in cache["long"].values():
+        assert run["epochs"][-1] == tp.LONG_EPOCHS
+        assert 0 <= run["same_letter"] and run["complementary"] + run["same_letter"] <= 1
+
+
+def test_one_seed_is_rederived(cache):
+    k = 1
+    X, family, held = tp.data(k)
+    with threadpool_limits(1):
+        model = tp.start(X, 2, k)
+        tp.train(model, X, tp.SEED_EPOCHS, k)
+    corr, share = tp.units(model, X, family)
+    seed = cache["seeds"][k]
+    assert [corr, share] == pytest.approx([seed["family_corr"], seed["contact_share"]], rel=1e-7)

@@ -1,0 +1,222 @@
+"""rbm.testing's diagnoses: each cause it names is tested first, and each is tested both ways.
+
+For every diagnosis one test provokes it (the message must name it) and one must not (a
+defect that looks alike, for which the message must not name it).  Issue 38 listed the
+diagnoses that misled: float32 rounding named for a float64 error, an additive constant named
+for an error at one state, a difference invisible at 10 digits, an overflow of log(sum(exp))
+blamed on the softplus, all-equal draws not called a generator that does not advance, and an
+exception in the user's code given a hint about shapes.
+"""
+
+import numpy as np
+import pytest
+
+import rbm
+from rbm import testing
+from rbm.reference_impl import NumpyRBM
+
+MODEL = rbm.RBM.random(4, 4, scale=1.0, bias_scale=1.0, rng=3)
+BIG = rbm.RBM(40 * MODEL.W, MODEL.b, MODEL.c)  # hidden inputs beyond 88.7
+DATA = np.random.default_rng(1).integers(0, 2, size=(6, 4)).astype(float)
+V = rbm.exact.all_states(4)
+
+
+def impl(bug=None, model=MODEL):
+    return NumpyRBM(model.W, model.b, model.c, bug=bug)
+
+
+def failure_of(check):
+    with pytest.raises(testing.CheckFailed) as failure:
+        check()
+    return failure.value
+
+
+# -- float32 rounding -------------------------------------------------------------------------
+
+def test_float32_code_is_named_float32_rounding():
+    free_energy = impl("softplus overflow").free_energy  # float32, finite on the small model
+    err = failure_of(lambda: testing.check_free_energy(free_energy, MODEL))
+    assert "float32 numbers, within" in str(err) and "float32 spacings" in str(err)
+
+
+def test_a_float64_error_of_4e5_is_not_named_float32_rounding():
+    """The case of issue 38: float64 values off by up to 4.5e-5 (not float32 numbers)."""
+    def off(v):
+        return impl().free_energy(v) + 4.5e-5 * np.linspace(0, 1, len(v))
+    err = failure_of(lambda: testing.check_free_energy(off, MODEL))
+    assert "float32" not in str(err)
+
+
+def test_float32_numbers_far_beyond_float32_rounding_are_not_named_float32_rounding():
+    def off(v):
+        return (impl().free_energy(v) + 0.01 * np.arange(len(v))).astype(np.float32)
+    assert "float32" not in str(failure_of(lambda: testing.check_free_energy(off, MODEL)))
+
+
+# -- an additive constant ---------------------------------------------------------------------
+
+def test_an_additive_constant_at_every_state_is_named():
+    err = failure_of(lambda: testing.check_free_energy(lambda v: impl().free_energy(v) + 2.5,
+                                                       MODEL))
+    assert "F + 2.5 at every state" in str(err) and err.slip == "F plus a constant"
+
+
+def test_an_error_at_one_state_is_not_called_an_additive_constant():
+    def one_off(v):
+        out = impl().free_energy(v)
+        out[5] += 0.3
+        return out
+    err = failure_of(lambda: testing.check_free_energy(one_off, MODEL))
+    assert "constant" not in str(err) and err.entry == "F(0, 1, 0, 1)"
+    # and with up_to_constant=True the one state is still the one that fails, alone
+    err = failure_of(lambda: testing.check_free_energy(one_off, MODEL, up_to_constant=True))
+    assert err.entry == "F(0, 1, 0, 1)" and "1 of 16 states" in str(err)
+
+
+# -- the difference is shown ------------------------------------------------------------------
+
+def test_a_difference_of_3e8_is_visible_in_every_deterministic_message():
+    err = failure_of(lambda: testing.check_free_energy(lambda v: impl().free_energy(v) + 3e-8
+                                                       * (v[:, 0] == 1), MODEL))
+    assert "difference 3e-08" in str(err)
+    err = failure_of(lambda: testing.check_log_partition(lambda: impl().log_partition() + 3e-8,
+                                                         MODEL))
+    assert "difference 3e-08" in str(err)
+    err = failure_of(lambda: testing.check_log_likelihood(
+        lambda d: -impl().free_energy(d) - impl().log_partition() + 3e-8, MODEL, DATA))
+    assert "difference 3e-08" in str(err)
+    err = failure_of(lambda: testing.check_pseudo_likelihood(
+        lambda d: impl().pseudo_log_likelihood(d) + 3e-8, MODEL, DATA))
+    assert "difference 3e-08" in str(err)
+    err = failure_of(lambda: testing.check_conditionals(
+        MODEL, prob_h_given_v=lambda v: impl().prob_h_given_v(v) + 3e-8))
+    assert "difference 3e-08" in str(err)
+
+
+# -- overflows --------------------------------------------------------------------------------
+
+def naive_log_partition(model):
+    """log Z as log(sum(exp(-F))) in float64, with a stable softplus."""
+    def log_partition():
+        return float(np.log(np.sum(np.exp(-model.free_energy(V)))))
+    return log_partition
+
+
+def test_an_overflowing_softplus_is_named_where_the_inputs_reach_it():
+    err = failure_of(lambda: testing.check_free_energy(impl("softplus overflow", BIG).free_energy,
+                                                       BIG))
+    assert "softplus written as log(1 + exp(x)) overflows in float32" in str(err)
+
+
+def test_an_overflowing_log_sum_exp_is_not_blamed_on_the_softplus():
+    """Biases of 200 make |F| pass 709.8 with hidden inputs below 88.7: only log-sum-exp."""
+    model = rbm.RBM(MODEL.W, MODEL.b + 200.0, MODEL.c)
+    assert np.abs(model.input_hidden(V)).max() < 88.7 < 709.8 < np.abs(model.free_energy(V)).max()
+    with np.errstate(over="ignore"):
+        err = failure_of(lambda: testing.check_log_partition(naive_log_partition(model), model))
+    assert "log(sum(exp(-F))) overflows in float64" in str(err)
+    assert "softplus" not in str(err)
+
+
+def test_non_finite_values_of_a_tame_model_name_no_overflow():
+    def nan_free_energy(v):
+        out = impl().free_energy(v)
+        out[3] = np.nan
+        return out
+    err = failure_of(lambda: testing.check_free_energy(nan_free_energy, MODEL))
+    assert "overflow" not in str(err).replace("overflows even", "") and "log of 0" in str(err)
+
+
+# -- draws that are all equal -----------------------------------------------------------------
+
+def test_a_generator_re_seeded_at_every_call_is_named():
+    i = impl("generator re-seeded")
+    err = failure_of(lambda: testing.check_gradient_estimator(
+        lambda d, r: i.cd_gradient(d, 1, r), MODEL, DATA, n_draws=50, rng=0))
+    assert err.slip == "a generator that does not advance"
+    assert "ignores the generator it is given" in str(err)
+
+
+def test_a_copied_generator_is_named_as_not_advancing():
+    def copied(d, rng):
+        twin = np.random.default_rng()
+        twin.bit_generator.state = rng.bit_generator.state
+        return impl().cd_gradient(d, 1, twin)
+    err = failure_of(lambda: testing.check_gradient_estimator(copied, MODEL, DATA, n_draws=50,
+                                                              rng=0))
+    assert "does not advance the generator it is given" in str(err)
+
+
+def test_a_deterministic_estimator_of_the_right_value_passes_and_a_stochastic_one_names_none():
+    exact_cd1 = rbm.transition.cd_expected_gradient(MODEL, DATA, 1)
+    testing.check_gradient_estimator(lambda d, r: exact_cd1, MODEL, DATA, n_draws=50, rng=0)
+    wrong = NumpyRBM(MODEL.W, MODEL.b, MODEL.c, bug="gradient sign")
+    err = failure_of(lambda: testing.check_gradient_estimator(
+        lambda d, r: wrong.cd_gradient(d, 1, r), MODEL, DATA, n_draws=50, rng=0))
+    assert "generator" not in str(err) and err.slip == "minus the expected value"
+
+
+def test_a_deterministic_wrong_estimator_is_named_and_its_value_matched():
+    """The exact gradient returned where CD-1 is expected: every call the same, and which."""
+    exact_grad = rbm.exact.gradient(MODEL, DATA)
+    err = failure_of(lambda: testing.check_gradient_estimator(lambda d, r: exact_grad, MODEL,
+                                                              DATA, n_draws=50, rng=0))
+    assert "ignores the generator" in str(err) and "The values are the exact gradient" in str(err)
+
+
+# -- exceptions in the code under test -------------------------------------------------------
+
+def test_an_exception_in_user_code_is_reported_as_such_without_a_shape_hint():
+    def broken(v):
+        return 1 / 0
+    err = failure_of(lambda: testing.check_free_energy(broken, MODEL))
+    assert "raised ZeroDivisionError" in str(err) and "exception inside your code" in str(err)
+    assert "shape" not in str(err).replace("input of shape", "")
+    assert isinstance(err.__cause__, ZeroDivisionError)
+
+
+def test_a_shape_error_in_user_code_gets_the_shape_hint():
+    other = rbm.RBM.random(3, 4, rng=0)
+    err = failure_of(lambda: testing.check_conditionals(other,
+                                                        prob_h_given_v=impl().prob_h_given_v))
+    assert "exception inside your code" in str(err) and "The error is about shapes" in str(err)
+
+
+def test_an_assertion_inside_user_code_is_an_exception_of_the_user_code():
+    def asserting(v):
+        assert v.shape[1] == 5, "my own assertion"
+    err = failure_of(lambda: testing.check_free_energy(asserting, MODEL))
+    assert "raised AssertionError: my own assertion" in str(err)
+
+
+# -- a stationary law, a log Z estimate -------------------------------------------------------
+
+def test_a_sampler_of_the_model_with_a_doubled_bias_is_named_and_a_correct_one_passes():
+    for bug, named in (("doubled visible bias", "the model with doubled visible bias"),
+                       (None, None)):
+        i = impl(bug)
+
+        def gibbs(n, steps, rng):
+            v = (rng.random((n, 4)) < 0.5).astype(float)
+            for _ in range(steps):
+                v = i.gibbs_step(v, rng)
+            return v
+        if named is None:
+            testing.check_stationary_law(gibbs, MODEL, burn_in=30, n_chains=20_000, rng=1)
+        else:
+            err = failure_of(lambda: testing.check_stationary_law(gibbs, MODEL, burn_in=30,
+                                                                  n_chains=20_000, rng=1))
+            assert err.slip == named
+
+
+def test_a_log_z_estimate_off_by_log_2_per_unit_is_named_and_a_biased_one_is_not():
+    i = impl()
+    betas = np.linspace(0, 1, 20)
+    err = failure_of(lambda: testing.check_log_partition_estimator(
+        lambda r: i.ais_log_partition(10, betas, r) - 4 * np.log(2), MODEL, n_draws=200,
+        rng=0))
+    assert err.slip == "-4 log 2 off"
+    wrong = impl("AIS mean of log weights")
+    err = failure_of(lambda: testing.check_log_partition_estimator(
+        lambda r: wrong.ais_log_partition(10, betas, r), MODEL, n_draws=1000, rng=0))
+    assert err.slip is None and "log 2" not in str(err) and "bias of log Z_hat" in str(err)
