@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts recipe execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts recipe shortrun execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -34,6 +34,7 @@ help:
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
+	@echo "make shortrun retrain the runs of the short-run chapter (about three minutes)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -118,6 +119,10 @@ potts: $(STAMP)
 # re-execute it after. About a minute of one idle core.
 recipe: $(STAMP)
 	$(PY) tools/train_recipe.py
+# The training runs of chapters/short_run_chains.ipynb (chapters/data/short_run.json), about
+# three minutes of one core; re-execute the chapter after.
+shortrun: $(STAMP)
+	$(PY) tools/train_short_run.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)

@@ -17,6 +17,9 @@ transition
 cd_theory
     What CD-k optimises: its objective, the term it drops, the Jacobian of
     its expected update, loop integrals and fixed points.
+short_run
+    Short-run chains from a fixed start (Rdm-k): the estimator, its exact
+    k-step law and expected update, and the exact gradient of KL(q || p0 T^k).
 tempering
     Parallel tempering: its exact transition matrix on a few replicas, and
     persistent tempering chains for training (TemperedPCD).
@@ -45,7 +48,7 @@ curvature
 """
 
 from rbm import (ais, cd_theory, curvature, datasets, estimators, exact, layers,
-                 pseudolikelihood, sampling, tempering, training, transition)
+                 pseudolikelihood, sampling, short_run, tempering, training, transition)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
 from rbm.special import logsumexp, sigmoid, softplus
@@ -61,6 +64,7 @@ __all__ = [
     "exact",
     "transition",
     "cd_theory",
+    "short_run",
     "tempering",
     "sampling",
     "estimators",

@@ -20,7 +20,7 @@ LAYERS = {
     5: {"exact", "sampling", "pseudolikelihood"},
     6: {"estimators", "transition", "curvature", "principles"},
     7: {"ais", "_fused", "cd_theory", "tempering", "testing"},
-    8: {"training", "partition"},
+    8: {"training", "partition", "short_run"},
     9: {"plotting"},
 }
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}

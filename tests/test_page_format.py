@@ -39,6 +39,7 @@ FORMATTED_ADVANCED = {
     "mixing_and_tempering",
     "shape_of_the_likelihood",
     "other_unit_types",
+    "short_run_chains",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}

@@ -1,0 +1,116 @@
+"""Train the runs of chapters/short_run_chains.ipynb and write chapters/data/short_run.json.
+
+Two data sets of 9 visible units (bars and stripes 3 x 3, and noisy prototypes), a 9 x 6 model
+from the same small random start, trained by full-batch gradient ascent along
+
+* ``rdm-K``: the exact expected short-run update (chains from the uniform distribution, K steps),
+  for K in KS: what the estimator does on average, without its noise;
+* ``klgrad-5``: the exact gradient of KL(q || p0 T^5), through the chain;
+* ``ml``: the exact likelihood gradient;
+* ``pcd``: persistent CD (100 chains, 1 step per update, seeded), through rbm.train;
+* ``rdm-5-sampled``: the estimator itself (100 chains, seeded), through rbm.train;
+* on the prototypes only (on bars and stripes every marginal is 1/2), ``rdm-K-marginals``
+  for K in (1, 5): the chains start from the data's independent marginals, and the run's
+  divergences are measured from that start;
+
+and records along training KL(q || p0 T^k') for every k' in PROBE_KS and KL(q || p) at
+equilibrium.  About three minutes of one core:  ``python tools/train_short_run.py``.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rbm import RBM, exact  # noqa: E402
+from rbm.datasets import bars_and_stripes  # noqa: E402
+from rbm.estimators import PCD  # noqa: E402
+from rbm.short_run import (ShortRunCD, expected_update, independent_marginals,  # noqa: E402
+                           kl_gradient, kl_to_k_step, noisy_prototypes)
+from rbm.training import train  # noqa: E402
+
+KS = (1, 5, 20, 100)
+PROBE_KS = (1, 5, 20, 100, 1000)
+N_HIDDEN = 6
+STEPS = 3000
+TRACK = 50
+LEARNING_RATE = 1.0
+CHECK_STEPS = 200          # the test re-derives this many updates of one run
+METHODS = tuple(f"rdm-{k}" for k in KS) + ("klgrad-5", "ml", "pcd", "rdm-5-sampled")
+MARGINAL_METHODS = ("rdm-1-marginals", "rdm-5-marginals")
+OUT = ROOT / "chapters" / "data" / "short_run.json"
+
+
+def dataset(name):
+    """The data rows of a data set by name."""
+    if name == "bars":
+        return bars_and_stripes(3)
+    if name == "prototypes":
+        return noisy_prototypes(300, n_visible=9, n_prototypes=3, noise=0.1, rng=0)[0]
+    raise ValueError(f"unknown data set {name!r}")
+
+
+def start_model():
+    return RBM.random(9, N_HIDDEN, scale=0.1, rng=0)
+
+
+def measure(model, q, start="uniform"):
+    """KL(q || p0 T^k') for k' in PROBE_KS, then KL(q || p)."""
+    return [round(float(x), 12) for x in kl_to_k_step(q, model, PROBE_KS, start=start)] + [
+        round(float(exact.kl_divergence(q, model)), 12)]
+
+
+def run(name, method, steps=STEPS):
+    """One run; returns {"updates", "kl", "W", "b", "c"}."""
+    data = dataset(name)
+    q = exact.empirical_distribution(data)
+    model = start_model()
+    start = independent_marginals(data) if method.endswith("-marginals") else "uniform"
+    updates, kl = [0], [measure(model, q, start)]
+    if method in ("pcd", "rdm-5-sampled"):
+        estimator = (PCD(n_chains=100, k=1) if method == "pcd"
+                     else ShortRunCD(k=5, n_chains=100))
+        rng = np.random.default_rng(1)
+        for done in range(TRACK, steps + 1, TRACK):
+            train(model, data, estimator, learning_rate=LEARNING_RATE, epochs=TRACK,
+                  batch_size=len(data), rng=rng)
+            updates.append(done)
+            kl.append(measure(model, q))
+    else:
+        for t in range(1, steps + 1):
+            if method == "ml":
+                g = exact.gradient(model, data)
+            elif method == "klgrad-5":
+                g = -kl_gradient(model, q, 5)
+            else:
+                g = expected_update(model, q, int(method.split("-")[1]), start=start)
+            model.W += LEARNING_RATE * g.W
+            model.b += LEARNING_RATE * g.b
+            model.c += LEARNING_RATE * g.c
+            if t % TRACK == 0:
+                updates.append(t)
+                kl.append(measure(model, q, start))
+    return {"updates": updates, "kl": kl, "W": model.W.tolist(), "b": model.b.tolist(),
+            "c": model.c.tolist()}
+
+
+def main():
+    out = {"settings": {"ks": KS, "probe_ks": PROBE_KS, "n_hidden": N_HIDDEN, "steps": STEPS,
+                        "track": TRACK, "learning_rate": LEARNING_RATE,
+                        "methods": METHODS, "marginal_methods": MARGINAL_METHODS,
+                        "start": "uniform"},
+           "runs": {}}
+    for name in ("bars", "prototypes"):
+        out["runs"][name] = {}
+        for method in METHODS + (MARGINAL_METHODS if name == "prototypes" else ()):
+            out["runs"][name][method] = run(name, method)
+            print(name, method, out["runs"][name][method]["kl"][-1], flush=True)
+    OUT.write_text(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
