@@ -119,6 +119,7 @@ potts: $(STAMP)
 # re-execute it after. About a minute of one idle core.
 recipe: $(STAMP)
 	$(PY) tools/train_recipe.py
+
 # The training runs of chapters/short_run_chains.ipynb (chapters/data/short_run.json), about
 # three minutes of one core; re-execute the chapter after.
 shortrun: $(STAMP)
