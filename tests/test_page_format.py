@@ -32,6 +32,9 @@ MAX_TOGGLE_RUN = 2
 #: Advanced chapters converted to the page format (their stems, one per line); the core part
 #: always is.
 FORMATTED_ADVANCED = {
+    "beyond_enumeration",
+    "digits_full_size",
+    "source_audit",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
