@@ -40,6 +40,9 @@ FORMATTED_ADVANCED = {
     "shape_of_the_likelihood",
     "other_unit_types",
     "short_run_chains",
+    "beyond_enumeration",
+    "digits_full_size",
+    "source_audit",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
