@@ -38,6 +38,7 @@ FORMATTED_ADVANCED = {
     "mixing_and_tempering",
     "shape_of_the_likelihood",
     "other_unit_types",
+    "checking_an_implementation",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
