@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts recipe execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -33,6 +33,7 @@ help:
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
+	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -112,6 +113,11 @@ principles: $(STAMP)
 # it after.
 potts: $(STAMP)
 	$(PY) tools/train_potts.py
+
+# chapters/practical_recipe_measured reads what this writes (chapters/data/practical_recipe.json);
+# re-execute it after. About a minute of one idle core.
+recipe: $(STAMP)
+	$(PY) tools/train_recipe.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)

@@ -32,6 +32,7 @@ MAX_TOGGLE_RUN = 2
 #: Advanced chapters converted to the page format (their stems, one per line); the core part
 #: always is.
 FORMATTED_ADVANCED = {
+    "practical_recipe_measured",
     "around_the_partition_function",
     "estimating_log_z",
     "what_cd_optimises",

@@ -1,0 +1,79 @@
+"""chapters/practical_recipe_measured reads its runs from chapters/data; they cannot drift.
+
+``tools/train_recipe.py`` (``make recipe``) writes them in a few minutes of one core.  These
+tests re-derive one run of each part with the script's own code and compare with what is
+committed, and check that the file holds every run the chapter reads.
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+from rbm.datasets import bars_and_stripes
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("train_recipe", ROOT / "tools/train_recipe.py")
+tr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tr)
+
+# the same code on another machine may round differently (BLAS kernels), never by more
+# than this over one run
+RTOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def cache():
+    return json.loads((ROOT / "chapters/data/practical_recipe.json").read_text())
+
+
+def test_the_cache_holds_every_run(cache):
+    assert set(cache["settings"]) == set(tr.SETTINGS)
+    assert all(len(row["final"]) == len(tr.SEEDS) == len(row["activity"])
+               for row in cache["settings"].values())
+    assert set(cache["batch_rates"]) == {
+        f"{size} | {rate}" for rate in tr.BATCH_RATES
+        for size in ["full batch"] + [f"batch {b}" for b in tr.BATCH_SIZES]}
+    assert set(cache["search"]) == {f"{rate} | {seed}" for rate in tr.SEARCH_RATES
+                                    for seed in tr.SEARCH_SEEDS}
+    checkpoints = tr.SEARCH_UPDATES // tr.SEARCH_EVERY + 1
+    assert all(len(run["log_likelihood"]) == checkpoints for run in cache["search"].values())
+    assert set(cache["equal_sweeps"]) == {f"CD-{k} | {s}" for k in (1, 10)
+                                          for s in tr.SWEEP_SEEDS}
+
+
+@pytest.mark.parametrize("name", ["base", "batch 7, eta scaled", "sparsity 0.1, cost 1"])
+def test_a_settings_run_is_reproduced(cache, name):
+    seed = 2
+    with threadpool_limits(1, user_api="blas"):
+        final, activity = tr.run_setting(bars_and_stripes(3), seed,
+                                         **dict(tr.BASE, **tr.SETTINGS[name]))
+    assert final == pytest.approx(cache["settings"][name]["final"][seed], rel=RTOL)
+    assert activity == pytest.approx(cache["settings"][name]["activity"][seed], rel=RTOL)
+
+
+def test_a_scaled_rate_run_and_a_4x4_batch_run_are_reproduced(cache):
+    with threadpool_limits(1, user_api="blas"):
+        scaled = tr.run_setting(bars_and_stripes(3), 5, **dict(
+            tr.BASE, learning_rate=0.4, batch_size=2, epochs=tr.UPDATES, scale_rate=True))[0]
+        bars4 = tr.run_setting(bars_and_stripes(4), 5, **dict(
+            tr.BASE, batch_size=tr.BARS4_BATCH))[0]
+    assert scaled == pytest.approx(cache["batch_rates"]["batch 2 | 0.4"][5], rel=RTOL)
+    assert bars4 == pytest.approx(cache["bars4_batches"]["batches of 10"][5], rel=RTOL)
+
+
+@pytest.mark.slow
+def test_a_search_run_is_reproduced(cache):
+    with threadpool_limits(1, user_api="blas"):
+        run = tr.search_run(0.3, 4)
+    cached = cache["search"]["0.3 | 4"]
+    for key in ("log_likelihood", "p_patterns_1200", "p_patterns_end"):
+        assert run[key] == pytest.approx(cached[key], rel=1e-7)
+
+
+def test_an_equal_sweeps_run_is_reproduced(cache):
+    with threadpool_limits(1, user_api="blas"):
+        curve = tr.equal_sweeps_run(10, 4)
+    assert curve == pytest.approx(cache["equal_sweeps"]["CD-10 | 4"], rel=RTOL)
