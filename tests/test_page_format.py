@@ -43,6 +43,7 @@ FORMATTED_ADVANCED = {
     "beyond_enumeration",
     "digits_full_size",
     "source_audit",
+    "checking_an_implementation",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
