@@ -109,6 +109,16 @@ def collect(path):
     return title, rows
 
 
+# Characters that Markdown (MyST, with its dollar math and roles) would read as markup;
+# a verdict is plain text, so each is escaped ("2**31 and 2**40" must not turn bold).
+MARKDOWN_ACTIVE = re.compile(r"([\\`*_{}\[\]<>|$~])")
+
+
+def literal(text):
+    """``text`` escaped so that Markdown shows it as written."""
+    return MARKDOWN_ACTIVE.sub(r"\\\1", text)
+
+
 def render():
     parts, total = [HEADER], 0
     for path, number in toc_entries():
@@ -132,11 +142,11 @@ def render():
         if cited:
             parts.append("\n**Checks the text cites**")
             for where, label, verdict in cited:
-                parts.append(f"\n({label})=\n`{label}`: {verdict} (section: {where})")
+                parts.append(f"\n({label})=\n`{label}`: {literal(verdict)} (section: {where})")
         if routine:
             parts.append("\n**Routine checks**\n\n| section (&#8599; opens it) | verdict |\n|---|---|")
             for where, _, verdict in routine:
-                parts.append(f"| {where} | {verdict.replace('|', chr(92) + '|')} |")
+                parts.append(f"| {where} | {literal(verdict)} |")
     parts.insert(1, f"\n{total} checks in all.\n")
     return "\n".join(parts) + "\n"
 
