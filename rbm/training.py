@@ -241,8 +241,8 @@ def reconstruction_error(model, data):
 
     Examples
     --------
-    >>> from rbm import RBM
-    >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> import rbm
+    >>> model = rbm.RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
     >>> reconstruction_error(model, [[0, 1]])  # every reconstruction is 0.5
     0.25
     """
