@@ -32,10 +32,16 @@ _KEY = "notebook_cpu_seconds"
 def pytest_addoption(parser):
     parser.addoption("--notebook-times", default=None, metavar="FILE",
                      help="write each notebook's kernel CPU and wall seconds to FILE (JSON)")
+    parser.addoption("--notebook-budget", default=None, type=float, metavar="SECONDS",
+                     help=f"one CPU-second budget for every notebook instead of "
+                          f"{BUDGET_CPU_SECONDS:g} (and BUDGETS)")
 
 
-def budget(path):
+def budget(path, config):
     """The CPU-second budget of the notebook at `path`."""
+    override = config.getoption("--notebook-budget")
+    if override is not None:
+        return override
     return BUDGETS.get(Path(path).name, BUDGET_CPU_SECONDS)
 
 
@@ -73,12 +79,12 @@ def pytest_runtest_call(item):
     if _is_notebook_cell(item) and getattr(item, "_budget_last", False):
         cpu = _kernel_cpu_seconds(item.parent)
         wall = time.perf_counter() - item.parent._budget_started
-        limit = budget(item.parent.path)
+        limit = budget(item.parent.path, item.config)
         item.user_properties.append((_KEY, {"notebook": item.parent.path.name, "cpu": cpu,
                                             "wall": wall, "budget": limit}))
         if cpu is not None and cpu > limit:
             pytest.fail(f"{item.parent.path.name}: its kernel used {cpu:.1f} CPU seconds "
-                        f"(wall {wall:.1f} s), over its budget of {limit:.0f} "
+                        f"(wall {wall:.1f} s), over its budget of {limit:g} "
                         f"(chapters/conftest.py); move the heavy part into a tools/ script "
                         f"whose cache the notebook reads", pytrace=False)
     return result
@@ -101,8 +107,8 @@ def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.section("notebook time (kernel CPU user+system, and wall)")
     for r in rows:
         cpu = "?" if r["cpu"] is None else f"{r['cpu']:7.1f}"
-        terminalreporter.write_line(f"{cpu} s CPU {r['wall']:7.1f} s wall  (budget {r['budget']:.0f})"
-                                    f"  {r['notebook']}")
+        terminalreporter.write_line(f"{cpu} s CPU {r['wall']:7.1f} s wall  "
+                                    f"(budget {r['budget']:g})  {r['notebook']}")
     total = sum(r["cpu"] or 0 for r in rows)
     terminalreporter.write_line(f"{total:7.1f} s CPU in all, {len(rows)} notebooks")
     path = config.getoption("--notebook-times")
