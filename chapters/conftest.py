@@ -23,8 +23,10 @@ import pytest
 # CPU seconds of the kernel (user + system), per notebook.
 BUDGET_CPU_SECONDS = 60.0
 
-# Notebooks allowed more, with the reason.  Each entry is a debt: shrink it, not grow it.
-BUDGETS = {}
+# Notebooks allowed more, each a debt to pay back (move the heavy part into a tools/ script
+# and a cache), never to grow.  Measured on 2026-11-28 on the 2-core machine under load:
+# digits_full_size 114 CPU s, shape_of_the_likelihood 57 CPU s (the next: 44 s).
+BUDGETS = {"digits_full_size.ipynb": 150.0, "shape_of_the_likelihood.ipynb": 80.0}
 
 _KEY = "notebook_cpu_seconds"
 
