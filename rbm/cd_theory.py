@@ -335,7 +335,6 @@ def largest_flip_energy(model):
 
     Examples
     --------
-    >>> from rbm import RBM
     >>> model = RBM(W=np.array([[1.0, -2.0]]), b=np.array([0.5]), c=np.zeros(2))
     >>> largest_flip_energy(model)  # hidden unit 2 with v = 1: |0 - 2|
     2.0

@@ -402,8 +402,8 @@ def log_likelihood(model, data, *, n_threads=None, engine=None, executor=None):
 
     Examples
     --------
-    >>> from rbm import RBM
-    >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> import rbm
+    >>> model = rbm.RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
     >>> round(float(log_likelihood(model, [[0, 1], [1, 1]])), 6)  # uniform over 4 states
     -1.386294
     """

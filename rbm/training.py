@@ -242,7 +242,7 @@ def reconstruction_error(model, data):
     Examples
     --------
     >>> import rbm
-    >>> model = rbm.RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> model = rbm.RBM(W=[[0.0], [0.0]], b=[0.0, 0.0], c=[0.0])  # all parameters zero
     >>> reconstruction_error(model, [[0, 1]])  # every reconstruction is 0.5
     0.25
     """
