@@ -42,7 +42,7 @@ help:
 	@echo "               installed, and the notebooks that name them"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
-	@echo "make bench-training  only the training grid against scikit-learn (about 10 min)"
+	@echo "make bench-training  only the training grid against scikit-learn (about 80 CPU s)"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about 15 min)"

@@ -7,7 +7,7 @@ absolute times differ between machines, ratios much less.  --quick skips
 the n_hidden = 25 cases; --fresh-reference recomputes the float64 reference
 values of log Z at n_hidden = 25 (about five minutes each) instead of reading
 them from results/reference.json; --training reruns only the training grid
-(bench_training, about ten minutes) and replaces its entry in results.json.
+(bench_training, about 80 CPU seconds) and replaces its entry in results.json.
 """
 
 import datetime
