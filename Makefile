@@ -45,7 +45,7 @@ help:
 	@echo "make bench-training  only the training grid against scikit-learn (about 80 CPU s)"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
-	@echo "make principles  retrain the comparison of training principles (about 15 min)"
+	@echo "make principles  retrain the comparison of training principles (about half an hour)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -59,9 +59,17 @@ $(STAMP): requirements.txt pyproject.toml $(EXTRA_REQUIREMENTS)
 
 # The HTML is rebuilt whole: an incremental build keeps pages that no longer exist and
 # stale copies of changed static files (about 15 s more).
+# The book offers the package's wheel, built from the same tree, at _static/wheels/: the
+# landing page's install line installs it (_ext/book_fixes.py). It is built from a copy of
+# what it packages, so that no build/ or egg-info is left in the tree.
+WHEELS := _build/html/_static/wheels
 book: $(STAMP)
-	rm -rf _build/html
+	rm -rf _build/html _build/wheel-source
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	mkdir -p _build/wheel-source
+	cp -R pyproject.toml README.md rbm _build/wheel-source/
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir $(WHEELS) _build/wheel-source
+	rm -rf _build/wheel-source
 
 test: test-package test-notebooks
 
@@ -115,7 +123,7 @@ logz: $(STAMP)
 
 # chapters/around_the_partition_function reads what this writes
 # (chapters/data/principles_comparison.json and principles_consistency.json); re-execute it
-# after. Roughly half an hour of one core (`tools/train_principles.py DIR bars digits:PL,NCE ...`
+# after. Roughly half an hour of one core (`tools/train_principles.py DIR digits/1-2 bars/1-2 ...`
 # splits it over processes; then `tools/train_principles.py DIR merge`).
 principles: $(STAMP)
 	$(PY) tools/train_principles.py

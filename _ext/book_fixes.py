@@ -16,15 +16,26 @@
   the full-size file, which a phone reader can open and zoom (an SVG stays
   sharp at any zoom).
 
+It also writes the landing page's install line, ``{{ install_package }}``
+(used by intro.md): ``make book`` builds the package's wheel into the HTML,
+at ``_static/wheels/`` (the Makefile's ``book`` target), and the line installs
+that wheel, ``pip install "rbm-book[plotting,datasets] @ URL"``, so that it
+works from the published site alone, with no clone and no git.  pip needs an
+absolute URL: with ``BOOK_SITE_URL`` (the address the book is published at)
+the line holds one; without it the line holds the wheel's path in the site,
+and ``_static/book.js`` completes it from the page's own address, which is
+right wherever the pages are served from.  The distribution is named
+``rbm-book`` (``rbm`` is taken on the package index by an unrelated project);
+the code imports it as ``rbm``.
+
 It also fills in the repository the book is published from, which only the
 publishing workflow knows. ``BOOK_REPOSITORY_URL`` (the GitHub Actions
 workflow sets it to its own repository) is the one value everything else
 follows from: with it, the pages get a repository button, Binder and Colab
 launch buttons and a live-code button (Thebe, on Binder) for every notebook,
-and the substitutions ``{{ install_package }}`` and ``{{ launch_note }}``
-(used by intro.md) give a ``pip install`` line for that repository; without it
-(a local build), no buttons and an install from a clone, rather than links
-to a guessed address or placeholder text.
+and the substitution ``{{ launch_note }}`` (used by intro.md) says so; without
+it (a local build), no buttons, rather than links to a guessed address or
+placeholder text.
 
 The Colab button opens a chapter from the branch ``colab`` rather than from
 the branch the book is built from: the publishing workflow writes there a
@@ -35,6 +46,8 @@ cannot know the repository's address.
 
 import os
 import re
+import tomllib
+from pathlib import Path
 
 #: The branch holding the Colab copies of the notebooks (tools/colab_branch.py).
 COLAB_BRANCH = "colab"
@@ -126,37 +139,74 @@ def fix_page_context(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
-LOCAL_SUBSTITUTIONS = {
-    "install_package": "in a clone of the repository, run "
-                       "`pip install -e \".[plotting,datasets]\"` (or `make setup`, which "
-                       "also makes a virtual environment with the tested versions).",
-    "launch_note": "This copy of the book was built without a repository address, so "
-                   "it has no launch buttons; the published book opens every chapter "
-                   "on Binder or Colab.",
-}
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Where ``make book`` puts the package's wheel, relative to the HTML's root.
+WHEEL_DIR = "_static/wheels"
+
+#: The extras the chapters use (figures, the digits data sets).
+EXTRAS = ("plotting", "datasets")
 
 
-def published_substitutions(url):
-    """The install line and the launch buttons' note, for the repository at `url`."""
-    install = f'pip install "rbm[plotting,datasets] @ git+{url}"'
-    return {
-        "install_package": f"`{install}`.",
-        "launch_note": "The launch menu (the rocket at the top of a chapter) opens the "
-                       "chapter on Binder, which installs the package by itself, or on "
-                       "Colab. Colab opens a copy of the notebook whose first cell fetches "
-                       "the book at the commit these pages were built from and installs "
-                       "the package, which takes a minute or two. The menu's *Live Code* "
-                       "entry runs the page's cells in place, on a Binder kernel.",
-    }
+def wheel_filename(project):
+    """The file name of the pure-Python wheel built from pyproject.toml's [project] table.
+
+    >>> wheel_filename({"name": "rbm-book", "version": "0.1.0"})
+    'rbm_book-0.1.0-py3-none-any.whl'
+    """
+    name = re.sub(r"[-_.]+", "_", project["name"]).lower()
+    return f"{name}-{project['version']}-py3-none-any.whl"
+
+
+def install_line(name, wheel_url, extras=EXTRAS):
+    """The pip command that installs the wheel at `wheel_url` with `extras`.
+
+    >>> install_line("rbm-book", "https://example.org/book/_static/wheels/rbm_book-0.1.0-py3-none-any.whl")
+    'pip install "rbm-book[plotting,datasets] @ https://example.org/book/_static/wheels/rbm_book-0.1.0-py3-none-any.whl"'
+    """
+    return f'pip install "{name}[{",".join(extras)}] @ {wheel_url}"'
+
+
+def install_substitution(project, site_url=""):
+    """The landing page's install sentence, for the wheel this build offers.
+
+    `site_url` is the address the book is published at; without it the line
+    holds the wheel's path in the site, which _static/book.js makes absolute.
+
+    >>> install_substitution({"name": "rbm-book", "version": "0.1.0"}, "https://o.github.io/r/")[:92]
+    'from this site, in one line: `pip install "rbm-book[plotting,datasets] @ https://o.github.io'
+    """
+    path = f"{WHEEL_DIR}/{wheel_filename(project)}"
+    url = f"{site_url.rstrip('/')}/{path}" if site_url else path
+    return (f"from this site, in one line: `{install_line(project['name'], url)}`. "
+            f"The package is distributed as `{project['name']}` and imported as `rbm`; "
+            "in a clone of the repository, `pip install -e \".[plotting,datasets]\"` "
+            "installs the same (or `make setup`, which also makes a virtual environment "
+            "with the tested versions).")
+
+
+LOCAL_LAUNCH_NOTE = (
+    "This copy of the book was built without a repository address, so it has no launch "
+    "buttons; the published book opens every chapter on Binder or Colab.")
+
+PUBLISHED_LAUNCH_NOTE = (
+    "The launch menu (the rocket at the top of a chapter) opens the chapter on Binder, "
+    "which installs the package by itself, or on Colab. Colab opens a copy of the notebook "
+    "whose first cell fetches the book at the commit these pages were built from and "
+    "installs the package, which takes a minute or two. The menu's *Live Code* entry runs "
+    "the page's cells in place, on a Binder kernel.")
 
 
 def repository_from_environment(app, config):
-    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     substitutions = config.myst_substitutions
+    substitutions["install_package"] = install_substitution(
+        project, os.environ.get("BOOK_SITE_URL", "").strip())
+    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
     if not url:
-        substitutions.update(LOCAL_SUBSTITUTIONS)
+        substitutions["launch_note"] = LOCAL_LAUNCH_NOTE
         return
-    substitutions.update(published_substitutions(url))
+    substitutions["launch_note"] = PUBLISHED_LAUNCH_NOTE
     branch = os.environ.get("BOOK_REPOSITORY_BRANCH", "main")
     options = config.html_theme_options
     options["repository_url"] = url

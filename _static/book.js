@@ -1,22 +1,13 @@
-// On a phone a wide figure scrolls inside its frame (book.css): mark the frames whose
-// figure continues to the right, so that they fade out at that edge (the cue that there
-// is more), and unmark them when scrolled to the end or when the figure fits.
+// The landing page's install line names the package's wheel by its path in the site
+// (_static/wheels/..., _ext/book_fixes.py), and pip needs an absolute URL: complete it
+// from the page's own address, so that the line works wherever the book is served from.
 (function () {
-  function update(frame) {
-    var more = frame.scrollWidth - frame.clientWidth - frame.scrollLeft > 1;
-    frame.classList.toggle("scrolls-sideways", more);
-  }
-  function updateAll() {
-    document.querySelectorAll("figure > a.figure-full-size").forEach(update);
-  }
+  var WHEEL = /^(_static\/wheels\/[^"\s]+\.whl)("?)$/;
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("figure > a.figure-full-size").forEach(function (frame) {
-      frame.addEventListener("scroll", function () { update(frame); }, {passive: true});
-      var img = frame.querySelector("img");
-      if (img && !img.complete) img.addEventListener("load", function () { update(frame); });
+    var root = new URL(document.documentElement.dataset.content_root || "./", location.href);
+    document.querySelectorAll("code span.pre").forEach(function (word) {
+      var match = WHEEL.exec(word.textContent);
+      if (match) word.textContent = new URL(match[1], root).href + match[2];
     });
-    updateAll();
   });
-  window.addEventListener("load", updateAll);
-  window.addEventListener("resize", updateAll);
 })();

@@ -14,7 +14,7 @@ numpy runs each as separate passes over the block (an addition that writes
 forms ``F`` on the fly, laid out units-outer and states-inner so that the
 compiler vectorises along the states.  ``F`` is never stored.
 
-numba is optional (``pip install 'rbm[fast]'``; pinned in
+numba is optional (``pip install 'rbm-book[fast]'``; pinned in
 ``requirements-optional.txt``).  Without it :data:`AVAILABLE` is False and the
 numpy passes run; the two give the same numbers to about 1e-15 relative (the
 compiled loops may add in a different order), and

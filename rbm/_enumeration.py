@@ -509,7 +509,8 @@ def check_engine(engine):
         raise ValueError(f"engine must be None, 'numpy' or 'numba', got {engine!r}")
     if engine == "numba" and not _compiled.AVAILABLE:
         raise ValueError("engine='numba' needs the optional dependency numba, which is not "
-                         "installed (pip install 'rbm[fast]'); engine=None falls back to numpy")
+                         "installed (pip install 'rbm-book[fast]'); engine=None falls back "
+                         "to numpy")
     compiled = engine == "numba" or (engine is None and _compiled.AVAILABLE)
     return CompiledProductEnumeration if compiled else ProductEnumeration
 

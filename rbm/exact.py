@@ -26,7 +26,7 @@ from 1 to 1e15).  For the models of this book (:math:`\|\theta\|_1` below
 nothing.
 
 **Engines.**  With the optional dependency numba installed
-(``pip install 'rbm[fast]'``) the inner loops of the enumeration run
+(``pip install 'rbm-book[fast]'``) the inner loops of the enumeration run
 compiled, about three times faster; without it they run as numpy passes.
 Both give the same values to about 1e-15 relative; ``engine=`` chooses one
 explicitly.
@@ -319,7 +319,7 @@ def log_partition(model, *, layer=None, chunk_size=None, n_threads=None, engine=
         result does not depend on it, to the last bit.
     engine : {None, "numpy", "numba"}
         How the inner loops run: ``"numba"`` compiled (the optional
-        dependency numba, ``pip install 'rbm[fast]'``), ``"numpy"`` as array
+        dependency numba, ``pip install 'rbm-book[fast]'``), ``"numpy"`` as array
         passes, and ``None`` (default) compiled when numba is installed.  The
         two agree to about 1e-15 relative (tested to 1e-12); the compiled
         loops are about three times faster and hold no block-sized scratch

@@ -1,6 +1,6 @@
 """Figures for the book: one shared style, diagrams of an RBM and of CD-k's chain, image grids.
 
-matplotlib is an optional dependency (``pip install rbm[plotting]``); only this
+matplotlib is an optional dependency (``pip install 'rbm-book[plotting]'``); only this
 module imports it, so the rest of the package works without it.
 
 In a notebook, :func:`use_book_style` also chooses each figure's format when

@@ -68,7 +68,8 @@ from rbm.layers import Binary, Gaussian, Layer, Potts, Spin
 from rbm.model import Gradient, check_model, parameter_names
 from rbm.special import logsumexp, sigmoid, softplus
 
-__all__ = ["free_energy_gradient", "single_unit_neighbours", "PseudoLikelihood",
+__all__ = ["free_energy_gradient", "single_unit_neighbours", "neighbour_differences",
+           "neighbour_gradient", "PseudoLikelihood",
            "RatioMatching", "MinimumProbabilityFlow", "NoiseContrastive", "fit_noise_layer",
            "ScoreMatching", "DenoisingScoreMatching", "fit"]
 
@@ -182,6 +183,139 @@ def single_unit_neighbours(layer, v):
     return out
 
 
+def neighbour_differences(model, x):
+    r"""Free-energy differences to every single-unit neighbour, by rank-one updates.
+
+    Changing unit :math:`i` of :math:`v` changes its statistic by
+    :math:`\Delta s_i` at that unit only, so the hidden input of the neighbour is
+    :math:`I(v) + \Delta s_i W_i` (a rank-one update, :math:`O(n_h)` per neighbour) and
+    :math:`d_{ia} = F(y) - F(v) = -b_i\cdot\Delta s_i - A_h(I(v) + \Delta s_i W_i) + A_h(I(v))`
+    for a discrete visible layer whose energy is :math:`-b\cdot s(v)` (Binary, Spin,
+    Potts).  Per data row this costs :math:`O(n_v (q-1) n_h)`, the size of ``W``,
+    instead of the :math:`O(n_v^2 (q-1) n_h)` of forming every neighbour and
+    multiplying it by ``W``.
+
+    Parameters
+    ----------
+    model : RBM
+        With a discrete visible layer whose only parameter is ``bias``.
+    x : ndarray of shape (n_samples, n_visible)
+        Checked states of the visible layer.
+
+    Returns
+    -------
+    d : ndarray of shape (n_samples, n_visible, q - 1)
+        :math:`F(v^{(i\leftarrow a)}) - F(v)`, neighbours in the order of
+        :func:`single_unit_neighbours`.
+    parts : dict
+        ``S`` (n, n_visible, c) the statistic of the rows, ``dS`` (n, n_visible, q - 1, c)
+        its change, ``I_x`` (n, H) and ``I_y`` (n, n_visible, q - 1, H) the hidden inputs
+        (flattened, ``c`` and ``H`` the sizes of one unit's statistic and of the hidden
+        layer): what :func:`neighbour_gradient` needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm import RBM
+    >>> from rbm.principles import neighbour_differences, single_unit_neighbours
+    >>> model = RBM.random(3, 2, scale=1.0, rng=0)
+    >>> x = np.array([[1.0, 0.0, 1.0]])
+    >>> d, _ = neighbour_differences(model, x)
+    >>> y = single_unit_neighbours(model.visible, x).reshape(-1, 3)
+    >>> bool(np.allclose(d.ravel(), model.free_energy(y) - model.free_energy(x)[0]))
+    True
+    """
+    visible, hidden = model.visible, model.hidden
+    if set(visible.parameters()) != {"bias"}:
+        raise ValueError(f"neighbour_differences needs a discrete visible layer whose only "
+                         f"parameter is its bias, got {visible!r}")
+    values = visible.values
+    q = values.size
+    n, m = x.shape
+    index = np.searchsorted(values, x).astype(np.int64)
+    new = values[(index[:, :, None] + np.arange(1, q)) % q]               # (n, m, K)
+    S = visible.statistic(x).reshape(n, m, -1)                             # (n, m, c)
+    c = S.shape[2]
+    S_new = visible.statistic(np.moveaxis(new, 2, 1).reshape(n * (q - 1), m))
+    dS = np.moveaxis(S_new.reshape(n, q - 1, m, c), 1, 2) - S[:, :, None, :]  # (n, m, K, c)
+    W3 = model.W.reshape(m, c, -1)                                         # (m, c, H)
+    I_x = model.input_hidden(x).reshape(n, -1)                             # (n, H)
+    if c == 1:
+        I_y = I_x[:, None, None, :] + dS * W3[None, :, 0:1, :]
+    else:
+        shift = np.matmul(np.moveaxis(dS, 1, 0).reshape(m, n * (q - 1), c), W3)
+        I_y = I_x[:, None, None, :] + np.moveaxis(shift.reshape(m, n, q - 1, -1), 0, 1)
+    hshape = hidden.shape
+    A_x = hidden.log_normaliser(I_x.reshape((n,) + hshape))
+    A_y = hidden.log_normaliser(I_y.reshape((-1,) + hshape)).reshape(n, m, q - 1)
+    dE = -(dS * visible.bias.reshape(1, m, 1, c)).sum(axis=3)
+    d = dE - A_y + A_x[:, None, None]
+    return d, {"S": S, "dS": dS, "I_x": I_x, "I_y": I_y}
+
+
+def neighbour_gradient(model, parts, slope):
+    r""":math:`\sum_n\sum_{i,a} s_{nia}\big(\nabla(-F)(v_n) - \nabla(-F)(v_n^{(i\leftarrow a)})\big)`, by rank-one updates.
+
+    The gradient of every principle of neighbouring states, for the slopes
+    :math:`s = w_n\,\partial\phi/\partial d`.  The neighbour's statistic is the row's
+    plus :math:`\Delta s_i` at unit :math:`i`, so the weight gradient is
+    :math:`\sum_n s(v_n) \otimes (\dots) + \sum_{n,a} \Delta s_{i}\otimes(\dots)` row by
+    row of ``W``: :math:`O(n_v (q-1) n_h)` per data row, as
+    :func:`neighbour_differences`.  Equal, to rounding, to
+    :func:`free_energy_gradient` of the rows and all their neighbours.
+
+    Parameters
+    ----------
+    model : RBM
+    parts : dict
+        The second output of :func:`neighbour_differences`.
+    slope : ndarray of shape (n_samples, n_visible, n_values)
+        One slope per neighbour (``n_values``: the q - 1 other values of a unit).
+
+    Returns
+    -------
+    Gradient
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm import RBM
+    >>> from rbm.principles import (free_energy_gradient, neighbour_differences,
+    ...                             neighbour_gradient, single_unit_neighbours)
+    >>> model = RBM.random(3, 2, scale=1.0, rng=0)
+    >>> x = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    >>> d, parts = neighbour_differences(model, x)
+    >>> slope = np.full(d.shape, 0.5)
+    >>> y = single_unit_neighbours(model.visible, x).reshape(-1, 3)
+    >>> rows = free_energy_gradient(model, np.concatenate([x, y]),
+    ...                             np.concatenate([slope.sum(axis=(1, 2)), -slope.ravel()]))
+    >>> bool(np.allclose(neighbour_gradient(model, parts, slope).flat(), rows.flat()))
+    True
+    """
+    visible, hidden = model.visible, model.hidden
+    S, dS, I_x, I_y = parts["S"], parts["dS"], parts["I_x"], parts["I_y"]
+    n, m, k, c = dS.shape
+    hshape = hidden.shape
+    c_x, c_y = slope.sum(axis=(1, 2)), -slope
+    H_x, g_x = hidden.conditional_statistics(I_x.reshape((n,) + hshape))
+    H_x = H_x.reshape(n, -1)
+    H_y, g_y = hidden.conditional_statistics(I_y.reshape((-1,) + hshape))
+    G_y = c_y[..., None] * H_y.reshape(n, m, k, -1)
+    W = S.reshape(n, m * c).T @ (c_x[:, None] * H_x + G_y.sum(axis=(1, 2)))
+    W = W.reshape(m, c, -1) + np.matmul(np.moveaxis(dS, 1, 0).reshape(m, n * k, c)
+                                        .transpose(0, 2, 1),
+                                        np.moveaxis(G_y, 1, 0).reshape(m, n * k, -1))
+    bias = (c_x + c_y.sum(axis=(1, 2))) @ S.reshape(n, -1) \
+        + (c_y[..., None] * dS).sum(axis=(0, 2)).ravel()
+    fields = {"W": W.reshape(model.W.shape),
+              parameter_names("visible", visible)["bias"]: bias.reshape(visible.shape)}
+    names = parameter_names("hidden", hidden)
+    for key in g_x:
+        fields[names[key]] = np.tensordot(c_x, g_x[key], axes=1) \
+            + np.tensordot(c_y.ravel(), g_y[key], axes=1)
+    return Gradient.from_fields({key: fields[key] for key in model.parameters()})
+
+
 class _NeighbourPrinciple:
     """A principle that is a sum over data rows of :math:`\\phi(d)`, `d` the free-energy
     differences to every single-unit neighbour; subclasses give ``_phi``."""
@@ -194,11 +328,8 @@ class _NeighbourPrinciple:
     def _differences(self, model, data):
         check_model(model, discrete=type(self).__name__)
         x = _rows(model, data)
-        y = single_unit_neighbours(model.visible, x)
-        n, m, k, _ = y.shape
-        f_x = model.free_energy(x)
-        d = model.free_energy(y.reshape(-1, m)).reshape(n, m, k) - f_x[:, None, None]
-        return x, y, d
+        d, parts = neighbour_differences(model, x)
+        return x, parts, d
 
     def value(self, model, data, *, weights=None):
         """The objective, to be maximised: the weighted mean over rows (see the class).
@@ -220,11 +351,10 @@ class _NeighbourPrinciple:
         w = _weights(weights, x.shape[0])
         return float(w @ self._phi(d)[0])
 
-    def gradient(self, model, data, *, rng=None, weights=None):
+    def gradient(self, model, data, *, rng=None, weights=None, method="rank-one"):
         r"""The gradient of :meth:`value` in the ascent direction (`rng` is not used).
 
-        :math:`\sum_n w_n \sum_{i,a} \partial_{d}\phi\,(\nabla(-F)(v_n) - \nabla(-F)(y_{nia}))`,
-        one call of :func:`free_energy_gradient` on the rows and their neighbours.
+        :math:`\sum_n w_n \sum_{i,a} \partial_{d}\phi\,(\nabla(-F)(v_n) - \nabla(-F)(y_{nia}))`.
 
         Parameters
         ----------
@@ -232,14 +362,24 @@ class _NeighbourPrinciple:
             As in :meth:`value`.
         rng : numpy.random.Generator, int or None
             Accepted so that :func:`rbm.training.train` can pass it.
+        method : str, default "rank-one"
+            ``"rank-one"`` or ``"rows"``. ``"rank-one"``: :func:`neighbour_gradient`, :math:`O(n_v (q-1) n_h)` per data
+            row; ``"rows"``: every neighbour formed and passed to
+            :func:`free_energy_gradient` with the data rows, :math:`O(n_v^2 (q-1) n_h)`
+            per row (the same numbers to rounding; a reference).
 
         Returns
         -------
         Gradient
         """
-        x, y, d = self._differences(model, data)
+        if method not in ("rank-one", "rows"):
+            raise ValueError(f"method must be 'rank-one' or 'rows', got {method!r}")
+        x, parts, d = self._differences(model, data)
         w = _weights(weights, x.shape[0])
         slope = self._phi(d)[1] * w[:, None, None]                 # (n, m, q - 1)
+        if method == "rank-one":
+            return neighbour_gradient(model, parts, slope)
+        y = single_unit_neighbours(model.visible, x)
         states = np.concatenate([x, y.reshape(-1, x.shape[1])])
         coeff = np.concatenate([slope.sum(axis=(1, 2)), -slope.ravel()])
         return Gradient.from_fields(row_statistics(model, states, weights=coeff, accurate=True))

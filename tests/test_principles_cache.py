@@ -51,7 +51,7 @@ def test_every_run_is_measured_at_the_budget_unless_it_diverged(cache):
 
 
 def test_the_consistency_cache_holds_every_fit(consistency):
-    assert set(consistency["n_kl"]) == {f"{m} | {n}" for m in ("PL", "NCE")
+    assert set(consistency["n_kl"]) == {f"{m} | {n}" for m in ("PL", "NCE", "ML")
                                         for n in tp.KL_SIZES}
     assert all(len(v) == len(tp.KL_SEEDS) for v in consistency["n_kl"].values())
     assert set(consistency["dsm_error"]) == {f"{s} | {n} | {seed}"
@@ -59,9 +59,25 @@ def test_the_consistency_cache_holds_every_fit(consistency):
 
 
 def test_the_cache_holds_every_run(cache):
-    expected = {f"{name} | {method} | {rate}" for name in tp.DATASETS for method in tp.METHODS
-                for rate in tp.LEARNING_RATES}
-    assert set(cache["runs"]) == expected
+    """Every method at every rate for the first seed pair; for the others, on the digits,
+    every method at least at the rate that was best for it after equal epochs there."""
+    first = {tp.key(name, method, rate) for name in tp.DATASETS for method in tp.METHODS
+             for rate in tp.LEARNING_RATES}
+    assert first <= set(cache["runs"])
+    digits = [n for n in tp.DATASETS if n.startswith("digits")][0]
+    for method in tp.METHODS:
+        rates = {r: cache["runs"][tp.key(digits, method, r)] for r in tp.LEARNING_RATES}
+        best = max(rates, key=lambda r: -float("inf") if "diverged" in rates[r]
+                   else rates[r]["train"][-1])
+        for seeds in tp.SEED_PAIRS[1:]:
+            assert tp.key(digits, method, best, seeds) in cache["runs"], (method, seeds)
+
+
+def test_the_neighbour_principles_are_counted_at_their_rank_one_cost():
+    for name, (n_hidden, batch_size, _, _) in tp.DATASETS.items():
+        n_visible = tp.load(name)[0].shape[1]
+        for method in ("PL", "RM", "MPF"):
+            assert tp.passes_per_row(method, n_visible, n_hidden, batch_size) == 4
 
 
 @pytest.mark.parametrize("name", list(tp.DATASETS))
@@ -69,7 +85,30 @@ def test_the_cache_holds_every_run(cache):
 def test_the_first_segment_of_a_run_is_reproduced(cache, name, method):
     with threadpool_limits(1, user_api="blas"):
         curve = tp.run(name, method, 0.1, segments=1)
-    cached = cache["runs"][f"{name} | {method} | 0.1"]
+    cached = cache["runs"][tp.key(name, method, 0.1)]
     assert curve["epochs"] == cached["epochs"][:2]
     for key in ("train", "held_out"):
         assert curve[key] == pytest.approx(cached[key][:2], rel=RTOL)
+
+
+@pytest.mark.parametrize("method,rate", [("PL", 1.0), ("CD-10", 0.3)])
+def test_a_run_of_another_seed_pair_is_reproduced(cache, method, rate):
+    digits = [n for n in tp.DATASETS if n.startswith("digits")][0]
+    with threadpool_limits(1, user_api="blas"):
+        curve = tp.run(digits, method, rate, segments=1, seeds=(3, 4))
+    cached = cache["runs"][tp.key(digits, method, rate, (3, 4))]
+    assert curve["held_out"] == pytest.approx(cached["held_out"][:2], rel=RTOL)
+
+
+def test_the_consistency_cache_holds_the_ml_row_and_the_gaussian_seeds(consistency):
+    assert all(len(consistency["n_kl"][f"ML | {n}"]) == len(tp.KL_SEEDS) for n in tp.KL_SIZES)
+    assert set(consistency["gauss_error"]) == {f"{m} | {n} | {s}" for m in tp.GAUSS_METHODS
+                                               for n in tp.GAUSS_SIZES for s in tp.GAUSS_SEEDS}
+
+
+def test_the_ml_fit_of_one_sample_is_reproduced(consistency):
+    truth = tp.kl_truth()
+    with threadpool_limits(1, user_api="blas"):
+        fitted, _ = tp.fit_ml(truth, tp.exact.sample(truth, 500, rng=tp.KL_SEEDS[0]))
+    n_kl = 500 * tp.exact.kl_divergence(tp.exact.visible_distribution(truth), fitted)
+    assert n_kl == pytest.approx(consistency["n_kl"]["ML | 500"][0], rel=1e-6)

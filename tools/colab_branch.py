@@ -92,9 +92,10 @@ README = """\
 # Colab copies of the book's notebooks
 
 Written by `tools/colab_branch.py` from {repository} at commit {commit}.
-Each notebook's first cell installs the `rbm` package from that commit when
-it runs on Colab. Do not edit this branch: the publishing workflow replaces
-it, as one commit, every time the book is published from `main`.
+Each notebook's first cell installs the book's package (distribution
+`rbm-book`, imported as `rbm`) from that commit when it runs on Colab. Do not
+edit this branch: the publishing workflow replaces it, as one commit, every
+time the book is published from `main`.
 """
 
 

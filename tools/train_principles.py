@@ -2,7 +2,8 @@
 
 Usage: python tools/train_principles.py [OUTPUT_DIR] [PART ...]     (behind `make principles`)
 
-PART is ``comparison``, ``consistency`` or both (the default); each writes one file.
+PART is ``comparison``, ``consistency`` or ``consistency-extra`` (the default: all three,
+in that order; the last adds to the file of the second).
 (``bars`` and ``digits``, optionally followed by ``:`` and a list of methods, are
 parts of ``comparison``, for several processes; ``merge`` then joins them.)
 
@@ -12,10 +13,12 @@ pseudo-likelihood, ratio matching, minimum probability flow, noise-contrastive
 estimation with noise fitted to the whole training set) on 4x4 bars and
 stripes (16 x 8) and on the binarised 8x8 digits (64 x 10, 300 digits held
 out), each at four learning rates (0.03, 0.1, 0.3, 1.0; no momentum) and the
-same batches and epochs.  Along the way: the exact log-likelihood of the
-training and held-out rows, the objective of PL, RM and MPF (on bars and
-stripes), and one
-measurement at the *budget*, the compute of CD-1's whole run (passes per
+same batches and epochs, from the starting model and batches of the seed pair
+(1, 2); on the digits each method again for the seed pairs (3, 4) and (5, 6) at its
+best rate of the first pair.  PL, RM and MPF compute their gradients by rank-one
+updates (:func:`rbm.principles.neighbour_gradient`) and are counted at 4 passes.
+Along the way: the exact log-likelihood of the training and held-out rows, the
+objective of PL, RM and MPF (on bars and stripes), and one measurement at the *budget*, the compute of CD-1's whole run (passes per
 training row, :func:`passes_per_row`), reached by a branch of the run that
 stops within half an update of it.  Also the wall-clock time per update
 (machine-dependent) and the final parameters of the ML and NCE runs.
@@ -29,7 +32,12 @@ machine gives the same numbers up to floating-point rounding (the tests
 re-derive the first measured segment of some runs and compare), except the
 times.  Roughly a quarter of an hour of one idle core for the comparison and as
 much for the consistency (much longer on a loaded machine: split the comparison into
-parts run in several processes, then ``merge``).
+parts run in several processes, e.g. ``digits/1-2``, ``bars/1-2`` and
+``digits:PL,RM@1.0/3-4,5-6`` ..., then ``merge``).
+
+``consistency-extra`` adds maximum likelihood's N * KL on the same samples and the
+parameter errors of SM, NCE and DSM (s = 0.3) on the Gaussian model for the seeds
+1, 3, 4 and N = 500, 8000, 32000.
 """
 
 import copy
@@ -54,15 +62,17 @@ NOISE_RATIO = 4.0
 LEARNING_RATES = (0.03, 0.1, 0.3, 1.0)
 INIT_SCALE = 0.01
 MODEL_SEED, TRAIN_SEED = 1, 2
+SEED_PAIRS = ((1, 2), (3, 4), (5, 6))   # (starting model, batches and draws)
 DATASETS = {
     # name: (n_hidden, batch_size, epochs, epochs between measurements)
-    "bars and stripes 4x4": (8, 10, 1000, 20),
-    "digits 8x8": (10, 100, 100, 2),
+    "bars and stripes 4x4": (8, 10, 1000, 10),
+    "digits 8x8": (10, 100, 100, 1),
 }
 HELD_OUT_PER_CLASS = 30
 BUDGET_METHOD = "CD-1"   # the budget: the compute of this method's whole run
 OBJECTIVES = {"PL": principles.PseudoLikelihood, "RM": principles.RatioMatching,
               "MPF": principles.MinimumProbabilityFlow}
+RANK_ONE_PASSES = 4
 OBJECTIVE_DATASETS = ("bars and stripes 4x4",)   # where the objective is tracked too
 KEEP_FINAL_MODEL = ("ML", "NCE")
 
@@ -100,15 +110,48 @@ def passes_per_row(method, n_visible, n_hidden, batch_size):
     training row of an update: the unit of compute of the chapter.
 
     CD-k: one for the data's hidden means, two per Gibbs step; PCD-1 the same with one
-    chain per row; PL, RM, MPF: the free energy of the row and of its n_visible
-    one-bit neighbours; NCE: the row and nu noise rows; ML: the data's hidden means
-    plus the enumeration of the 2**n_hidden hidden states, shared by the batch.
-    (The code of PL, RM, MPF and NCE computes each of these products twice, once for
-    the free energies and once for the statistics: the unit counts them once.)
+    chain per row; NCE: the row and nu noise rows; ML: the data's hidden means plus the
+    enumeration of the 2**n_hidden hidden states, shared by the batch.  PL, RM, MPF
+    (:func:`rbm.principles.neighbour_differences`): the row's hidden input (one
+    product), the hidden inputs of its n_visible one-bit neighbours by rank-one updates
+    (n_visible * n_hidden multiply-adds: one pass), and the log-normaliser and mean of
+    the hidden layer at each of those n_visible * n_hidden inputs (two elementwise
+    functions over an array the size of W, counted one pass each): 4, whatever
+    n_visible.  The statistics are not counted for any method.  A count, not a time:
+    the elementwise functions cost more than a multiply-add, which the chapter
+    measures separately (:func:`measure_costs`).
     """
     return {"ML": 1 + 2 ** min(n_visible, n_hidden) / batch_size, "CD-1": 3, "CD-10": 21,
-            "PCD-1": 3, "PL": 1 + n_visible, "RM": 1 + n_visible, "MPF": 1 + n_visible,
+            "PCD-1": 3, "PL": RANK_ONE_PASSES, "RM": RANK_ONE_PASSES, "MPF": RANK_ONE_PASSES,
             "NCE": 1 + NOISE_RATIO}[method]
+
+
+def measure_costs(repeats=15, updates=20):
+    """Time per update of every method relative to CD-1's, on each data set at its batch size.
+
+    The methods are interleaved (one round of every method per repeat, from the same
+    starting model and batch), one BLAS thread; the ratio of medians over `repeats`.
+    Machine-dependent: the chapter's budget uses the rounded values of one such
+    measurement (:data:`COSTS`), and this function lets it be repeated.
+    """
+    out = {}
+    with threadpool_limits(1, user_api="blas"):
+        for name, (n_hidden, batch_size, _, _) in DATASETS.items():
+            train = load(name)[0]
+            model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=MODEL_SEED)
+            batch = train[:batch_size]
+            times = {m: [] for m in METHODS}
+            for _ in range(repeats):
+                for method in METHODS:
+                    est, rng = estimator(method, batch_size, train), np.random.default_rng(0)
+                    est.gradient(model, batch, rng=rng)           # first call: set-up
+                    start = time.perf_counter()
+                    for _ in range(updates):
+                        est.gradient(model, batch, rng=rng)
+                    times[method].append(time.perf_counter() - start)
+            base = np.median(times["CD-1"])
+            out[name] = {m: float(np.median(t) / base) for m, t in times.items()}
+    return out
 
 
 def budget(name):
@@ -156,7 +199,12 @@ def _at_budget(name, model, est, rng, train, held_out, whole, extra, learning_ra
             "held_out": exact.log_likelihood(model, held_out)}
 
 
-def run(name, method, learning_rate, segments=None):
+def key(name, method, rate, seeds=(MODEL_SEED, TRAIN_SEED)):
+    """The cache's name of one run."""
+    return f"{name} | {method} | {rate} | {seeds[0]},{seeds[1]}"
+
+
+def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEED)):
     """Train one model; return its curve: epochs, exact train and held-out log-likelihood.
 
     Training runs in segments of ``track_epochs`` epochs, one call of
@@ -167,9 +215,9 @@ def run(name, method, learning_rate, segments=None):
     """
     n_hidden, batch_size, epochs, track_epochs = DATASETS[name]
     train, held_out = load(name)
-    model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=MODEL_SEED)
+    model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=seeds[0])
     est = estimator(method, batch_size, train)
-    rng = np.random.default_rng(TRAIN_SEED)
+    rng = np.random.default_rng(seeds[1])
     whole, extra = budget_point(name, method)
     curve = {"epochs": [0], "train": [], "held_out": []}
     if method in OBJECTIVES and name in OBJECTIVE_DATASETS:
@@ -212,15 +260,17 @@ def run(name, method, learning_rate, segments=None):
 
 
 def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS,
-               rates=LEARNING_RATES):
-    """Train every run of `methods` and `rates` on the data sets `names`; write
-    ``stem.json``."""
+               rates=LEARNING_RATES, seed_pairs=SEED_PAIRS[:1], extra_seeds=True):
+    """Train every run of `methods`, `rates` and `seed_pairs` on the data sets `names`;
+    write ``stem.json``.  With `extra_seeds` (the default, what the chapter reads), then
+    on the digits every method again for the other seed pairs of :data:`SEED_PAIRS`, at
+    the rate with the best final training log-likelihood on the first pair."""
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     results = {"settings": {"methods": METHODS, "noise_ratio": NOISE_RATIO,
                             "learning_rates": LEARNING_RATES,
-                            "init_scale": INIT_SCALE, "model_seed": MODEL_SEED,
-                            "train_seed": TRAIN_SEED, "datasets": DATASETS,
+                            "init_scale": INIT_SCALE, "seed_pairs": SEED_PAIRS,
+                            "datasets": DATASETS, "rank_one_passes": RANK_ONE_PASSES,
                             "held_out_per_class": HELD_OUT_PER_CLASS,
                             "budget_method": BUDGET_METHOD,
                             "budget": {name: budget(name) for name in DATASETS}},
@@ -229,26 +279,44 @@ def comparison(output=OUTPUT, names=tuple(DATASETS), stem=STEM, methods=METHODS,
         for name in names:
             n_hidden, batch_size, _, _ = DATASETS[name]
             n_visible = load(name)[0].shape[1]
+            for seeds in seed_pairs:
+                for method in methods:
+                    for rate in rates:
+                        curve = run(name, method, rate, seeds=seeds)
+                        curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
+                                                                 batch_size)
+                        results["runs"][key(name, method, rate, seeds)] = curve
+                        print(f"{key(name, method, rate, seeds)}: train "
+                              f"{curve['train'][-1]:.3f}, held out "
+                              f"{curve['held_out'][-1]:.3f}", flush=True)
+            if not (extra_seeds and name.startswith("digits")):
+                continue
             for method in methods:
-                for rate in rates:
-                    curve = run(name, method, rate)
+                first = {r: results["runs"][key(name, method, r, seed_pairs[0])]
+                         for r in rates}
+                rate = max(first, key=lambda r: -np.inf if "diverged" in first[r]
+                           else first[r]["train"][-1])
+                for seeds in SEED_PAIRS[1:]:
+                    curve = run(name, method, rate, seeds=seeds)
                     curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
                                                              batch_size)
-                    results["runs"][f"{name} | {method} | {rate}"] = curve
-                    print(f"{name} {method} {rate}: train {curve['train'][-1]:.3f}, held out "
+                    results["runs"][key(name, method, rate, seeds)] = curve
+                    print(f"{key(name, method, rate, seeds)}: held out "
                           f"{curve['held_out'][-1]:.3f}", flush=True)
     (output / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 def merge(output=OUTPUT):
-    """Join the files of the parts (``bars``, ``digits``...) into ``principles_comparison.json``."""
+    """Join the files of the parts (``bars``, ``digits``...) into ``principles_comparison.json``
+    (the runs in a fixed order; the seed pairs beyond the first may hold only some rates)."""
     output = Path(output)
     parts = sorted(output.glob(f"{STEM}.*.json"))
     results = json.loads(parts[0].read_text())
     for part in parts[1:]:
         results["runs"].update(json.loads(part.read_text())["runs"])
-    runs = {f"{name} | {method} | {rate}": results["runs"][f"{name} | {method} | {rate}"]
-            for name in DATASETS for method in METHODS for rate in LEARNING_RATES}
+    order = [key(name, method, rate, seeds) for name in DATASETS for seeds in SEED_PAIRS
+             for method in METHODS for rate in LEARNING_RATES]
+    runs = {k: results["runs"][k] for k in order if k in results["runs"]}
     results["runs"] = runs
     (output / f"{STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
     for part in parts:
@@ -300,22 +368,98 @@ def consistency(output=OUTPUT):
     (output / f"{CONSISTENCY_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
+GAUSS_SEEDS = (1, 3, 4)
+GAUSS_SIZES = (500, 8000, 32000)
+GAUSS_METHODS = ("SM", "NCE", "DSM s=0.3")
+
+
+def fit_ml(model, data, max_iter=1000, gtol=1e-9):
+    """Maximum likelihood by L-BFGS (full batch, the exact gradient), from `model`."""
+    from scipy.optimize import minimize
+
+    work = model.copy()
+    rows, counts = np.unique(np.asarray(data, dtype=float), axis=0, return_counts=True)
+    weights = counts / counts.sum()
+    shapes = [(k, p.shape) for k, p in work.parameters().items()]
+
+    def set_flat(theta):
+        start = 0
+        for k, shape in shapes:
+            size = int(np.prod(shape))
+            work.parameters()[k][...] = theta[start:start + size].reshape(shape)
+            start += size
+
+    def objective(theta):
+        set_flat(theta)
+        ll = float(weights @ exact.log_prob(work, rows))
+        g = rbm.ExactGradient().gradient(work, np.repeat(rows, counts, axis=0), rng=0)
+        return -ll, -g.flat()
+
+    start = np.concatenate([p.ravel() for p in work.parameters().values()])
+    result = minimize(objective, start, jac=True, method="L-BFGS-B",
+                      options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-15})
+    set_flat(result.x)
+    return work, result
+
+
+def consistency_extra(output=OUTPUT):
+    """Add to ``principles_consistency.json``: maximum likelihood's N * KL on the samples
+    of the 4x2 model, and the parameter error of SM, NCE and DSM (s = 0.3) on the
+    Gaussian model over the seeds :data:`GAUSS_SEEDS` and sizes :data:`GAUSS_SIZES`."""
+    path = Path(output) / f"{CONSISTENCY_STEM}.json"
+    results = json.loads(path.read_text())
+    truth = kl_truth()
+    p_true = exact.visible_distribution(truth)
+    g_truth = gaussian_truth()
+    flat = lambda m: np.concatenate([a.ravel() for a in m.parameters().values()])
+    makers = {"SM": principles.ScoreMatching, "NCE": principles.NoiseContrastive,
+              "DSM s=0.3": lambda: principles.DenoisingScoreMatching(0.3, n_corruptions=4)}
+    results["settings"].update(gauss_seeds=GAUSS_SEEDS, gauss_sizes=GAUSS_SIZES,
+                               gauss_noise_seed_offset=1)
+    results["gauss_error"] = {}
+    with threadpool_limits(1, user_api="blas"):
+        for n in KL_SIZES:
+            values, converged = [], []
+            for seed in KL_SEEDS:
+                fitted, result = fit_ml(truth, exact.sample(truth, n, rng=seed))
+                values.append(n * exact.kl_divergence(p_true, fitted))
+                converged.append(bool(np.abs(result.jac).max() < 1e-6))
+            results["n_kl"][f"ML | {n}"] = values
+            results["converged"][f"ML | {n}"] = converged
+            print("ML", n, values, flush=True)
+        for name, make in makers.items():
+            for n in GAUSS_SIZES:
+                for seed in GAUSS_SEEDS:
+                    fitted, result = principles.fit(g_truth, exact.sample(g_truth, n, rng=seed),
+                                                    make(), rng=seed + 1)
+                    error = float(np.linalg.norm(flat(fitted) - flat(g_truth)))
+                    results["gauss_error"][f"{name} | {n} | {seed}"] = error
+                    results["converged"][f"{name} | {n} | {seed}"] = bool(
+                        np.abs(result.jac).max() < 1e-5)
+                    print(name, n, seed, error, flush=True)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def main(output=OUTPUT, *parts):
     """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
-    methods and by ``@`` and one of rates, for several processes whose files ``merge``
-    then joins."""
-    for part in parts or ("comparison", "consistency"):
+    methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
+    for several processes whose files ``merge`` then joins."""
+    for part in parts or ("comparison", "consistency", "consistency-extra"):
+        part, _, seeds = part.partition("/")
         half, _, methods = part.partition(":")
         methods, _, rates = methods.partition("@")
         if half in ("bars", "digits"):
             name = [n for n in DATASETS if n.startswith(half)][0]
             methods = tuple(methods.split(",")) if methods else METHODS
             rates = tuple(map(float, rates.split(","))) if rates else LEARNING_RATES
-            comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}.{rates}",
-                       methods, rates)
+            pairs = (tuple(tuple(map(int, p.split("-"))) for p in seeds.split(","))
+                     if seeds else SEED_PAIRS)
+            comparison(output, (name,), f"{STEM}.{half}.{'-'.join(methods)}.{rates}.{pairs}",
+                       methods, rates, pairs, extra_seeds=False)
         else:
-            {"comparison": comparison, "consistency": consistency, "merge": merge}[part](output)
+            {"comparison": comparison, "consistency": consistency, "merge": merge,
+             "consistency-extra": consistency_extra}[part](output)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,15 @@ It also measures the layout of every page at two window sizes:
   chapters' figures are drawn at matplotlib's 100 dpi (PNG) or 72 points
   to the inch (SVG), with 10-point text, so at scale 1 their text is about
   13-14 px high, the body text's size; below 0.75 it falls under 10 px.
-  At 400 px a figure keeps at least ``MIN_FIGURE_SCALE`` of its natural
-  width up to ``PHONE_FIGURE_WIDTH`` and scrolls inside its frame: shrunk to
-  the 352 px column, a figure 8.6 in wide had letters 4-5 px high.
+- at 400 x 800 every figure is scaled to its column, whole (the panel its
+  caption discusses is on screen without scrolling sideways), and still
+  shown at least ``MIN_PHONE_FIGURE_SCALE`` of its natural width: in the
+  352 px column that fails for a figure wider than 749 px, 7.5 in at
+  100 dpi (CONTRIBUTING.md asks for at most 7 in, two panels side by side);
+- at 1280 x 800 each chapter of the core part (the "Core" parts of
+  ``_toc.yml``), with its folded cells closed, is at most
+  ``MAX_CORE_SCREENS`` window heights tall; the measured heights are
+  written to ``_build/browser/core_screens.json``.
 
 Known failures are listed, page by page, in ``KNOWN_TOO_WIDE`` and
 ``KNOWN_SQUEEZED_FIGURES``: those tests are expected to fail (strict
@@ -37,37 +43,35 @@ it is removed from the list.
 import base64
 import functools
 import html
-import http.server
 import json
 import os
 import re
-import threading
+import sys
+import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 import pytest
-from playwright.sync_api import sync_playwright
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
+sys.path.insert(0, str(ROOT / "_ext"))
+import book_fixes  # noqa: E402
 SHOTS = ROOT / "_build" / "browser"
-# Debian's chromium by default; CHROMIUM_PATH points elsewhere (e.g. a CI image's Chrome).
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-# Flags that keep Chromium from calling home on a machine without a network.
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 RAW_TEX = ["\\frac", "\\sum", "\\mathbf", "\\begin{", "\\langle", "$$", "\\bv", "\\Ebm"]
 SCREENSHOT_PAGES = {"intro.html", "chapters/first_look.html"}
 
 WIDTHS = {"laptop": 1280, "phone": 400}
 HEIGHT = 800
 MIN_FIGURE_SCALE = 0.75
-# On a phone a figure keeps up to this many px of its natural width and scrolls
-# inside its frame (_static/book.css), so that its text stays legible.
-PHONE_FIGURE_WIDTH = 640
+# At 400 px a figure is scaled to the 352 px column (_static/book.css), to at least this
+# share of its natural width: 352 / 0.47 = 749 px, a figure 7.5 in wide at 100 dpi.
+MIN_PHONE_FIGURE_SCALE = 0.47
+# A core chapter at 1280 x 800, folded cells closed, is at most this many windows tall
+# (the page format asks for about 15 screens, CONTRIBUTING.md).
+MAX_CORE_SCREENS = 16
 # Elements that must fit their column: display math, code, outputs, tables, API signatures.
 WIDE_CANDIDATES = ", ".join([
     "div.math", "mjx-container[display=\"true\"]", "div.highlight pre", "div.cell_output",
@@ -86,30 +90,6 @@ def book_pages():
     skip = {"genindex.html", "search.html", "index.html"}
     return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
                   if not p.relative_to(HTML).parts[0].startswith("_") and p.name not in skip)
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="session")
-def server():
-    handler = functools.partial(_Quiet, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class _Ids(HTMLParser):
@@ -184,12 +164,16 @@ def test_page_renders_offline_with_typeset_math(page_path, server, browser):
             assert unquote(fragment) in ids_of(target), f"link to a missing anchor: {href}"
 
 
-MEASURE_LAYOUT = """([minScale, widthCap]) => {
+MEASURE_LAYOUT = """(minScale) => {
   const article = document.querySelector('article.bd-article') || document.body;
   const describe = (el) => {
     const id = el.id || (el.closest('[id]') ? el.closest('[id]').id : '');
     const section = el.closest('section[id]');
-    const text = (el.innerText || el.getAttribute('src') || '').replace(/\\s+/g, ' ').slice(0, 60);
+    // An image is named by its figure's caption ("Fig. 3.1 The weight ..."), else its file.
+    const caption = el.tagName === 'IMG' && el.closest('figure') &&
+                    el.closest('figure').querySelector('figcaption');
+    const text = ((caption && caption.innerText) || el.innerText || el.getAttribute('src') || '')
+                 .replace(/\\s+/g, ' ').slice(0, 60);
     return `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}` +
            ` in #${section ? section.id : id}: "${text}"`;
   };
@@ -209,12 +193,25 @@ MEASURE_LAYOUT = """([minScale, widthCap]) => {
                  scrolls: scrollsItself(el)});
     }
   }
-  const squeezed = [];
+  const squeezed = [], outside = [];
+  // The column: the article's content box.
+  const box = article.getBoundingClientRect(), pad = getComputedStyle(article);
+  const left = box.left + parseFloat(pad.paddingLeft), right = box.right - parseFloat(pad.paddingRight);
   for (const img of article.querySelectorAll('figure img, div.cell_output img, div.output img')) {
     if (!img.naturalWidth) continue;
-    const shown = img.getBoundingClientRect().width;
-    if (shown < minScale * Math.min(img.naturalWidth, widthCap)) {
-      squeezed.push({what: describe(img), natural: img.naturalWidth, shown: Math.round(shown)});
+    const rect = img.getBoundingClientRect();
+    if (rect.width < minScale * img.naturalWidth) {
+      squeezed.push({what: describe(img), natural: img.naturalWidth, shown: Math.round(rect.width)});
+    }
+    // Wider than the column, or reached only by scrolling a frame sideways.
+    let scrolled = false;
+    for (let node = img.parentElement; node && node !== article; node = node.parentElement) {
+      if (node.scrollWidth > node.clientWidth + 1 &&
+          ['auto', 'scroll'].includes(getComputedStyle(node).overflowX)) scrolled = true;
+    }
+    if (rect.left < left - 1 || rect.right > right + 1 || scrolled) {
+      outside.push({what: describe(img), natural: img.naturalWidth, shown: Math.round(rect.width),
+                    column: Math.round(right - left), scrolled});
     }
   }
   // Elements that scroll sideways without the scroll cue: its background layers
@@ -245,8 +242,9 @@ MEASURE_LAYOUT = """([minScale, widthCap]) => {
       }
     }
   }
-  return {wide, squeezed, uncued, splitNames,
-          page: {scroll: document.documentElement.scrollWidth, inner: window.innerWidth}};
+  return {wide, squeezed, outside, uncued, splitNames,
+          page: {scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
+                 height: document.documentElement.scrollHeight}};
 }"""
 
 
@@ -261,8 +259,8 @@ def _layout(page_path, window, server, browser):
     # Images must have their natural size before they are measured.
     page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=30000)
     script = MEASURE_LAYOUT.replace("WIDE", json.dumps(WIDE_CANDIDATES))
-    cap = PHONE_FIGURE_WIDTH if window == "phone" else 10**6
-    result = page.evaluate(script, [MIN_FIGURE_SCALE, cap])
+    scale = MIN_PHONE_FIGURE_SCALE if window == "phone" else MIN_FIGURE_SCALE
+    result = page.evaluate(script, scale)
     page.close()
     return result
 
@@ -311,13 +309,50 @@ def test_figures_shown_near_their_natural_size(page_path, server, browser):
 
 
 @pytest.mark.parametrize("page_path", book_pages())
-def test_figures_legible_on_a_phone(page_path, server, browser):
-    squeezed = _layout(page_path, "phone", server, browser)["squeezed"]
-    report = "\n".join(f"  {s['what']}: {s['shown']} px of {s['natural']} px"
-                       for s in squeezed)
-    assert not squeezed, (f"{page_path} at 400 px: {len(squeezed)} figures shown below "
-                          f"{MIN_FIGURE_SCALE} of min(natural width, {PHONE_FIGURE_WIDTH} px):"
-                          f"\n{report}")
+def test_figures_scaled_to_the_column_on_a_phone(page_path, server, browser):
+    """At 400 px every figure is whole in its column, and not shrunk past legibility."""
+    layout = _layout(page_path, "phone", server, browser)
+    report = "\n".join(f"  {s['what']}: {s['shown']} px in a {s['column']} px column"
+                       + (", in a frame that scrolls sideways" if s["scrolled"] else "")
+                       for s in layout["outside"])
+    assert not layout["outside"], (f"{page_path} at 400 px: {len(layout['outside'])} figures "
+                                   f"not within their column:\n{report}")
+    report = "\n".join(f"  {s['what']}: {s['shown']} px of {s['natural']} px "
+                       f"({s['shown'] / s['natural']:.3f}, {s['natural'] / 100:.2f} in at 100 dpi)"
+                       for s in layout["squeezed"])
+    assert not layout["squeezed"], (
+        f"{page_path} at 400 px: {len(layout['squeezed'])} figures shown below "
+        f"{MIN_PHONE_FIGURE_SCALE} of their natural width (draw them at most 7 in wide, "
+        f"at most two panels side by side):\n{report}")
+
+
+def core_chapters():
+    """The pages of the "Core" parts of _toc.yml, as paths of the built HTML."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [chapter["file"] + ".html" for part in toc["parts"]
+            if part.get("caption", "").startswith("Core") for chapter in part["chapters"]]
+
+
+@pytest.fixture(scope="session")
+def core_screens():
+    """Screens per core chapter, as measured, written to _build/browser/core_screens.json."""
+    measured = {}
+    yield measured
+    if measured:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / "core_screens.json").write_text(json.dumps(measured, indent=1) + "\n")
+
+
+@pytest.mark.parametrize("page_path", core_chapters())
+def test_core_chapter_at_most_so_many_screens(page_path, server, browser, core_screens):
+    """At 1280 x 800, with its folded cells closed, a core chapter is at most
+    MAX_CORE_SCREENS window heights tall."""
+    height = _layout(page_path, "laptop", server, browser)["page"]["height"]
+    screens = height / HEIGHT
+    core_screens[page_path] = round(screens, 1)
+    assert screens <= MAX_CORE_SCREENS, (
+        f"{page_path} is {screens:.1f} screens tall at 1280 x {HEIGHT} "
+        f"(at most {MAX_CORE_SCREENS})")
 
 
 @pytest.mark.parametrize("page_path", book_pages())
@@ -435,12 +470,14 @@ def test_no_placeholder_text_and_a_working_install_line():
             found[page_path] = match.group(0)
     assert not found, f"placeholder text in the built pages: {found}"
     intro = (HTML / "intro.html").read_text(encoding="utf-8")
-    url = os.environ.get("BOOK_REPOSITORY_URL", "").strip().rstrip("/")
     # Inline code is split into one <span class="pre"> per word.
     words = html.unescape(re.sub(r"</span>\s*<span class=\"pre\">", " ", intro))
-    expected = (f'pip install "rbm[plotting,datasets] @ git+{url}"' if url
-                else 'pip install -e ".[plotting,datasets]"')
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    site = os.environ.get("BOOK_SITE_URL", "").strip().rstrip("/")
+    path = f"{book_fixes.WHEEL_DIR}/{book_fixes.wheel_filename(project)}"
+    expected = book_fixes.install_line(project["name"], f"{site}/{path}" if site else path)
     assert expected in words, f"intro.html does not show the install line {expected!r}"
+    assert (HTML / path).is_file(), f"the book does not offer the wheel {path} (make book)"
 
 
 def test_colab_buttons_open_the_copies_that_install_the_package():
