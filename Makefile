@@ -1,9 +1,10 @@
 # One entry point. Every target sets up .venv by itself (pinned requirements,
 # then the package), so that `make book` and `make test` work on a fresh clone.
 PYTHON ?= python3
-# `make test OPTIONAL=1` runs everything in a second environment that also holds the
-# optional accelerators (requirements-optional.txt: numba, dask); plain `make test` runs
-# without them, the way the book is built.
+# `make test OPTIONAL=1` runs the package tests, and the notebooks that name an accelerator,
+# in a second environment that also holds the optional accelerators
+# (requirements-optional.txt: numba, dask); plain `make test` runs everything without them,
+# the way the book is built.
 OPTIONAL ?= 0
 ifeq ($(OPTIONAL),1)
 VENV := .venv-optional
@@ -20,15 +21,28 @@ export PYTHONHASHSEED := 0
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
+# What the optional accelerators change: the package suite runs whole in both environments
+# (its tests compare the compiled engine and the executors with numpy, value by value), and
+# of the notebooks only those whose code names an accelerator (engine=, executor=, numba,
+# dask) run again in .venv-optional; every other notebook runs once, without them, as the
+# book is built.
+ENGINE_NOTEBOOKS := $(shell grep -l -E 'engine=|executor=|numba|dask' $(NOTEBOOKS))
+ifeq ($(OPTIONAL),1)
+TEST_NOTEBOOKS := $(ENGINE_NOTEBOOKS)
+else
+TEST_NOTEBOOKS := $(NOTEBOOKS)
+endif
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench digits logz principles potts recipe shortrun execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench bench-training digits logz principles potts recipe shortrun execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
-	@echo "make test OPTIONAL=1  the same in .venv-optional, with numba and dask installed"
+	@echo "make test OPTIONAL=1  the package tests again in .venv-optional, with numba and dask"
+	@echo "               installed, and the notebooks that name them"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
+	@echo "make bench-training  only the training grid against scikit-learn (about 80 CPU s)"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
@@ -62,11 +76,13 @@ book: $(STAMP)
 
 test: test-package test-notebooks
 
+# --durations lists the slowest tests; chapters/conftest.py fails a notebook whose kernel
+# uses more CPU time than its budget and lists every notebook's time.
 test-package: $(STAMP)
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 --durations=15
 
 test-notebooks: $(STAMP)
-	$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" chapters
+	$(if $(TEST_NOTEBOOKS),$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" $(TEST_NOTEBOOKS),@echo "no notebook names an optional accelerator")
 
 BROWSER_STAMP := $(VENV)/.installed-browser
 
@@ -93,6 +109,11 @@ else
 bench:
 	$(MAKE) bench OPTIONAL=1
 endif
+
+# Only the training grid (benchmarks/bench_training.py: CD-1 and PCD-1 against
+# scikit-learn's BernoulliRBM.fit); replaces its entry in benchmarks/results/results.json.
+bench-training: $(STAMP)
+	$(PY) -m benchmarks.run_all --training
 
 # chapters/digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
 digits: $(STAMP)

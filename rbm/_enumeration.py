@@ -681,6 +681,21 @@ def run_on_executor(problem, ranges, executor):
     return acc
 
 
+def resolve_threads(n_threads, executor, n_elements):
+    """The number of threads for a sum of `n_elements` numbers (unchanged with an executor).
+
+    With an `executor`, `n_threads` must be None (checked) and is returned as is;
+    ``n_threads=None`` picks :func:`default_threads` for large sums and one thread
+    for small ones (starting threads and capping BLAS costs milliseconds).
+    """
+    if executor is not None:
+        check_executor(executor, n_threads)
+        return n_threads
+    if n_threads is None:
+        return default_threads() if n_elements >= THREADED_ELEMENTS else 1
+    return check_positive_int(n_threads, "n_threads")
+
+
 def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=None,
                     method=None, engine=None, executor=None):
     r""":math:`\log \sum_x \sum_y e^{-E}` and, with `moments`, ``(<x>, <y>, <x y^T>)``.
@@ -690,13 +705,7 @@ def enumerate_layer(a_x, a_y, M, *, moments=False, chunk_size=None, n_threads=No
     """
     n_x, n_y = M.shape
     n_elements = 2**n_x * n_y
-    if executor is not None:
-        check_executor(executor, n_threads)
-    elif n_threads is None:
-        # Starting threads (and capping BLAS) costs milliseconds: small sums run in one.
-        n_threads = default_threads() if n_elements >= THREADED_ELEMENTS else 1
-    else:
-        n_threads = check_positive_int(n_threads, "n_threads")
+    n_threads = resolve_threads(n_threads, executor, n_elements)
     size = block_size(n_x, n_y, chunk_size)
     with one_blas_thread(None if executor is not None else n_elements):
         enumeration = make_enumeration(a_x, a_y, M, size, moments, method, engine)
@@ -820,12 +829,7 @@ def enumerate_layers(x, y, M, *, moments=False, chunk_size=None, n_threads=None,
         rows = check_positive_int(chunk_size, "chunk_size")
     enumeration = LayerEnumeration(x, y, M, rows)
     n_elements = enumeration.n_states * (size_x + size_y)
-    if executor is not None:
-        check_executor(executor, n_threads)
-    elif n_threads is None:
-        n_threads = default_threads() if n_elements >= THREADED_ELEMENTS else 1
-    else:
-        n_threads = check_positive_int(n_threads, "n_threads")
+    n_threads = resolve_threads(n_threads, executor, n_elements)
 
     def run(enumeration):
         ranges = segments(enumeration.n_blocks, n_elements)

@@ -81,11 +81,16 @@ class _Uniforms:
     loop leaves it.
     """
 
-    def __init__(self, rng, counts):
+    def __init__(self):
+        self.storage = np.empty(0)  # reused by every refill of every epoch
+        self.start(None, [])
+
+    def start(self, rng, counts):
+        """Begin an epoch that draws arrays of the sizes `counts` from `rng`."""
         self.rng = rng
         self.counts = counts
         self.next_draw = 0
-        self.buffer = np.empty(0)
+        self.buffer = self.storage[:0]
         self.position = 0
 
     def _refill(self):
@@ -94,7 +99,11 @@ class _Uniforms:
             total += self.counts[stop]
             stop += 1
         self.next_draw = stop
-        self.buffer = self.rng.random(total)
+        if self.storage.size < total:
+            self.storage = np.empty(total)
+        # Filling one array again spares the page faults of a fresh 8 MiB per call; the
+        # numbers are those of rng.random(total).
+        self.buffer = self.rng.random(out=self.storage[:total])
         self.buffer *= 2.0
         self.buffer -= 1.0
         self.position = 0
@@ -143,8 +152,8 @@ class _Stack:
 class FusedTrainer:
     r"""A stepper for :func:`rbm.training.train` that holds :math:`\Theta / 2` during a run.
 
-    :meth:`rows` augments the data once; then :meth:`begin_epoch` with each
-    epoch's shuffled rows, :meth:`step` once per batch, in order, and
+    :meth:`shuffle` gives each epoch's shuffled, augmented rows; then
+    :meth:`begin_epoch` with them, :meth:`step` once per batch, in order, and
     :meth:`sync` whenever the model must hold the current parameters.
 
     Parameters
@@ -183,15 +192,19 @@ class FusedTrainer:
         self.velocity_T = np.zeros_like(self.half_T) if momentum or weight_decay else None
         self.stack = None     # PCD: one stack, whose first rows are the chains
         self.n_chains = 0
-        self.uniforms = None
+        self.uniforms = _Uniforms()
         self._stacks = {}     # CD: a stack per batch size
+        self._shuffled = None  # the epoch's shuffled, augmented rows
 
-    @staticmethod
-    def rows(data):
-        """`data` with a column of ones appended (C order: row slices are contiguous)."""
-        out = np.empty((data.shape[0], data.shape[1] + 1))
-        out[:, :-1] = data
-        out[:, -1] = 1.0
+    def shuffle(self, data, order):
+        """The rows ``data[order]`` with a column of ones appended (C order: row slices are
+        contiguous), written into one array that every epoch reuses."""
+        out = self._shuffled
+        if out is None or out.shape != (data.shape[0], data.shape[1] + 1):
+            out = self._shuffled = np.empty((data.shape[0], data.shape[1] + 1))
+            out[:, -1] = 1.0
+        # mode="clip" writes straight into the strided view (`order` is a permutation)
+        np.take(data, order, axis=0, out=out[:, :-1], mode="clip")
         return out
 
     def _draws(self, n):
@@ -216,7 +229,7 @@ class FusedTrainer:
         n = shuffled.shape[0]
         counts = [size for start in range(0, n, batch_size)
                   for size in self._draws(min(batch_size, n - start))]
-        self.uniforms = _Uniforms(rng, counts)
+        self.uniforms.start(rng, counts)
 
     def _tanh_hidden(self, v_aug, out):
         """tanh of half the hidden pre-activations, into `out`."""

@@ -301,7 +301,6 @@ def second_eigenvalue(model):
 
     Examples
     --------
-    >>> from rbm import RBM
     >>> weak = RBM.random(4, 2, scale=0.1, rng=0)  # nearly independent units
     >>> bool(0.0 <= second_eigenvalue(weak) < 0.01)
     True
@@ -336,7 +335,6 @@ def largest_flip_energy(model):
 
     Examples
     --------
-    >>> from rbm import RBM
     >>> model = RBM(W=np.array([[1.0, -2.0]]), b=np.array([0.5]), c=np.zeros(2))
     >>> largest_flip_energy(model)  # hidden unit 2 with v = 1: |0 - 2|
     2.0
@@ -708,7 +706,6 @@ def loop_integral(model, q, k, u, w, *, radius, n_points=64):
 
     Examples
     --------
-    >>> from rbm import RBM
     >>> model = RBM.random(2, 1, scale=1.0, rng=0)
     >>> q = np.array([0.4, 0.1, 0.1, 0.4])
     >>> u, w = np.eye(5)[0], np.eye(5)[2]

@@ -274,7 +274,7 @@ def _enumerate(model, layer=None, moments=False, chunk_size=None, n_threads=None
     if method is not None:
         raise ValueError("method applies to the engine of two {0,1} or ±1 layers only")
     y = model.hidden if side == "visible" else model.visible
-    M = model._matrix().T if swapped else model._matrix()
+    M = model.coupling_matrix().T if swapped else model.coupling_matrix()
     log_z, sums = enumerate_layers(x, y, M, moments=moments, chunk_size=chunk_size,
                                    n_threads=n_threads, executor=executor)
     if not moments:
@@ -402,8 +402,8 @@ def log_likelihood(model, data, *, n_threads=None, engine=None, executor=None):
 
     Examples
     --------
-    >>> from rbm import RBM
-    >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> import rbm
+    >>> model = rbm.RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
     >>> round(float(log_likelihood(model, [[0, 1], [1, 1]])), 6)  # uniform over 4 states
     -1.386294
     """

@@ -304,7 +304,23 @@ class RBM:
 
     # -- inputs, energies ---------------------------------------------------------------
 
-    def _matrix(self):
+    def coupling_matrix(self):
+        r"""The weights as one matrix, a row per visible and a column per hidden statistic.
+
+        For layers of one statistic per unit this is ``W`` itself; a Potts layer's
+        ``(n_units, q)`` statistic is flattened (row-major) into ``n_units * q`` rows or columns.
+
+        Returns
+        -------
+        ndarray of shape (n_visible_statistics, n_hidden_statistics)
+            A view of ``W``, not a copy.
+
+        Examples
+        --------
+        >>> model = RBM.random(3, 2, rng=0)
+        >>> model.coupling_matrix().shape
+        (3, 2)
+        """
         return self.W.reshape(int(np.prod(self.visible.shape)), int(np.prod(self.hidden.shape)))
 
     def input_hidden(self, v):
@@ -312,7 +328,7 @@ class RBM:
         s = self.visible.statistic(v)
         if len(self.visible.shape) == 1 and len(self.hidden.shape) == 1:
             return s @ self.W
-        out = s.reshape(s.shape[0], -1) @ self._matrix()
+        out = s.reshape(s.shape[0], -1) @ self.coupling_matrix()
         return out.reshape((s.shape[0],) + self.hidden.shape)
 
     def input_visible(self, h):
@@ -320,12 +336,12 @@ class RBM:
         s = self.hidden.statistic(h)
         if len(self.visible.shape) == 1 and len(self.hidden.shape) == 1:
             return s @ self.W.T
-        out = s.reshape(s.shape[0], -1) @ self._matrix().T
+        out = s.reshape(s.shape[0], -1) @ self.coupling_matrix().T
         return out.reshape((s.shape[0],) + self.visible.shape)
 
     def input_visible_from_statistic(self, S):
         """The visible layer's input from hidden statistics `S` of shape ``(n, hidden size)``."""
-        out = S @ self._matrix().T
+        out = S @ self.coupling_matrix().T
         return out.reshape((S.shape[0],) + self.visible.shape)
 
     def _pair(self, v, h):
@@ -353,7 +369,7 @@ class RBM:
         v2, h2, single = self._pair(v, h)
         sv = self.visible.statistic(v2).reshape(v2.shape[0], -1)
         sh = self.hidden.statistic(h2).reshape(h2.shape[0], -1)
-        coupling = np.einsum("ni,ij,nj->n", sv, self._matrix(), sh)
+        coupling = np.einsum("ni,ij,nj->n", sv, self.coupling_matrix(), sh)
         e = self.visible.energy(v2) + self.hidden.energy(h2) - coupling
         return e[0] if single else e
 

@@ -77,8 +77,8 @@ class _GeneralStepper:
         self.velocity = {name: np.zeros_like(p) for name, p in self.params.items()}
 
     @staticmethod
-    def rows(data):
-        return data
+    def shuffle(data, order):
+        return data[order]
 
     def begin_epoch(self, shuffled, batch_size, rng):
         pass
@@ -241,8 +241,8 @@ def reconstruction_error(model, data):
 
     Examples
     --------
-    >>> from rbm import RBM
-    >>> model = RBM(W=np.zeros((2, 1)), b=np.zeros(2), c=np.zeros(1))
+    >>> import rbm
+    >>> model = rbm.RBM(W=[[0.0], [0.0]], b=[0.0, 0.0], c=[0.0])  # all parameters zero
     >>> reconstruction_error(model, [[0, 1]])  # every reconstruction is 0.5
     0.25
     """
@@ -358,12 +358,12 @@ def train(model, data, estimator, *, learning_rate, epochs, batch_size, rng,
     if track_every is not None:
         record(0)
     stepper = _stepper(estimator, model, learning_rate, momentum, weight_decay)
-    rows = stepper.rows(data)
-    n = rows.shape[0]
+    n = data.shape[0]
     update = 0
     try:
         for epoch in range(epochs):
-            shuffled = rows[rng.permutation(n)]  # batches below are views, not copies
+            # batches below are views of `shuffled`, not copies
+            shuffled = stepper.shuffle(data, rng.permutation(n))
             stepper.begin_epoch(shuffled, batch_size, rng)
             for start in range(0, n, batch_size):
                 stepper.step(shuffled[start:start + batch_size], rng)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import rbm
+from rbm.layers import Binary, DReLU, Gaussian, Potts, ReLU, Spin
 
 
 def pytest_configure(config):
@@ -54,6 +55,17 @@ def brute_log_partition(model):
     _, _, neg_e = brute_log_joint_terms(model)
     m = neg_e.max()
     return m + np.log(np.sum(np.exp(neg_e - m)))
+
+
+def random_layer(kind, n, rng):
+    """A layer of `n` units of `kind` (binary, spin, potts, gaussian, relu, drelu), random parameters."""
+    r = lambda *s: rng.normal(size=s)  # noqa: E731
+    return {"binary": lambda: Binary(0.5 * r(n)), "spin": lambda: Spin(0.3 * r(n)),
+            "potts": lambda: Potts(0.5 * r(n, 3)),
+            "gaussian": lambda: Gaussian(r(n), 0.7 + 0.3 * np.abs(r(n))),
+            "relu": lambda: ReLU(0.5 * r(n), 1.0 + np.abs(r(n))),
+            "drelu": lambda: DReLU(0.5 * r(n), 0.5 * r(n), 1.0 + np.abs(r(n)),
+                                   1.0 + np.abs(r(n)))}[kind]()
 
 
 @pytest.fixture

@@ -9,24 +9,15 @@ import pytest
 
 from rbm import RBM, ais, estimators, exact, pseudolikelihood, sampling, tempering, training
 from rbm import transition
-from rbm.layers import Binary, DReLU, Gaussian, Potts, ReLU, Spin
+
+from conftest import random_layer
 
 Z_MAX = 5.0
 
 
-def _layer(kind, n, rng):
-    r = lambda *s: rng.normal(size=s)  # noqa: E731
-    return {"binary": lambda: Binary(0.5 * r(n)), "spin": lambda: Spin(0.3 * r(n)),
-            "potts": lambda: Potts(0.5 * r(n, 3)),
-            "gaussian": lambda: Gaussian(r(n), 0.7 + 0.3 * np.abs(r(n))),
-            "relu": lambda: ReLU(0.5 * r(n), 1.0 + np.abs(r(n))),
-            "drelu": lambda: DReLU(0.5 * r(n), 0.5 * r(n), 1.0 + np.abs(r(n)),
-                                   1.0 + np.abs(r(n)))}[kind]()
-
-
 def _model(pair, n_visible=3, n_hidden=2, scale=0.5, seed=0):
     rng = np.random.default_rng(seed)
-    return RBM.random(_layer(pair[0], n_visible, rng), _layer(pair[1], n_hidden, rng),
+    return RBM.random(random_layer(pair[0], n_visible, rng), random_layer(pair[1], n_hidden, rng),
                       scale=scale, rng=seed)
 
 

@@ -13,7 +13,7 @@ from scipy import stats
 
 import rbm
 from rbm import ais, exact, partition
-from rbm.layers import Binary, DReLU, Gaussian, Potts, ReLU, Spin
+from conftest import random_layer
 
 
 def make_model(n_visible=8, n_hidden=5, scale=1.0, seed=0):
@@ -35,24 +35,14 @@ def log_p(model, beta, v, base_biases=None):
     return -ais.intermediate_model(model, beta, base_biases=base_biases).free_energy(v)
 
 
-def layer(kind, n, rng):
-    r = lambda *s: rng.normal(size=s)  # noqa: E731
-    return {"binary": lambda: Binary(0.5 * r(n)), "spin": lambda: Spin(0.3 * r(n)),
-            "potts": lambda: Potts(0.5 * r(n, 3)),
-            "gaussian": lambda: Gaussian(r(n), 0.7 + 0.3 * np.abs(r(n))),
-            "relu": lambda: ReLU(0.5 * r(n), 1.0 + np.abs(r(n))),
-            "drelu": lambda: DReLU(0.5 * r(n), 0.5 * r(n), 1.0 + np.abs(r(n)),
-                                   1.0 + np.abs(r(n)))}[kind]()
-
-
 PAIRS = [("binary", "binary"), ("spin", "binary"), ("potts", "binary"), ("potts", "drelu"),
          ("gaussian", "binary"), ("binary", "relu"), ("spin", "spin"), ("binary", "potts")]
 
 
 def general_model(pair, seed=0, n_visible=4, n_hidden=3):
     rng = np.random.default_rng(seed)
-    return rbm.RBM.random(layer(pair[0], n_visible, rng), layer(pair[1], n_hidden, rng),
-                          scale=0.5, rng=seed)
+    return rbm.RBM.random(random_layer(pair[0], n_visible, rng),
+                          random_layer(pair[1], n_hidden, rng), scale=0.5, rng=seed)
 
 
 # -- the identities the estimators rest on -------------------------------------------------

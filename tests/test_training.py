@@ -187,15 +187,17 @@ def test_uniforms_are_drawn_ahead_in_order_and_never_past_the_epoch(monkeypatch)
     calls = []
 
     class Recording:
-        def random(self, size):
-            calls.append(size)
-            return rng.random(size)
+        def random(self, *, out):
+            calls.append(out.size)
+            return rng.random(out=out)
 
-    uniforms = _fused._Uniforms(Recording(), counts)
-    for size in counts:
-        expected = 2.0 * reference.random(size) - 1.0
-        np.testing.assert_array_equal(uniforms.take(1, size).ravel(), expected)
-    assert calls == [7, 25, 8]
+    uniforms = _fused._Uniforms()
+    for epoch in range(2):  # a second epoch reuses the storage and draws the same way
+        uniforms.start(Recording(), counts)
+        for size in counts:
+            expected = 2.0 * reference.random(size) - 1.0
+            np.testing.assert_array_equal(uniforms.take(1, size).ravel(), expected)
+    assert calls == [7, 25, 8] * 2
     assert rng.random(1) == reference.random(1)
 
 
