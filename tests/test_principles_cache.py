@@ -112,3 +112,16 @@ def test_the_ml_fit_of_one_sample_is_reproduced(consistency):
         fitted, _ = tp.fit_ml(truth, tp.exact.sample(truth, 500, rng=tp.KL_SEEDS[0]))
     n_kl = 500 * tp.exact.kl_divergence(tp.exact.visible_distribution(truth), fitted)
     assert n_kl == pytest.approx(consistency["n_kl"]["ML | 500"][0], rel=1e-6)
+
+
+def test_the_stored_prices_are_re_measured(cache):
+    """The prices (CPU time per update in CD-1 updates) are machine-dependent: a new,
+    shorter measurement on the digits must agree with the stored one within a factor 3
+    for PL, and both put a PL update far above its count of 4/3 CD-1 updates."""
+    digits = [n for n in tp.DATASETS if n.startswith("digits")][0]
+    stored = cache["prices"][digits]
+    assert stored["CD-1"] == 1.0 and set(stored) == set(tp.METHODS)
+    again = tp.measure_costs(repeats=5, updates=5, names=(digits,))[digits]
+    assert again["CD-1"] == 1.0
+    assert 1 / 3 < again["PL"] / stored["PL"] < 3
+    assert min(again["PL"], stored["PL"]) > 3 * 4 / 3
