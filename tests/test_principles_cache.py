@@ -114,14 +114,13 @@ def test_the_ml_fit_of_one_sample_is_reproduced(consistency):
     assert n_kl == pytest.approx(consistency["n_kl"]["ML | 500"][0], rel=1e-6)
 
 
-def test_the_stored_prices_are_re_measured(cache):
-    """The prices (CPU time per update in CD-1 updates) are machine-dependent: a new,
-    shorter measurement on the digits must agree with the stored one within a factor 3
-    for PL, and both put a PL update far above its count of 4/3 CD-1 updates."""
+def test_the_stored_prices_are_cpu_ratios_above_the_count(cache):
+    """The prices (CPU time per update, in CD-1 updates) are machine-dependent and measured by
+    `make principles`, not re-timed here (timings are not tests): the stored table names every
+    method, prices CD-1 at 1, and puts a PL update on the digits far above its count of 4/3."""
     digits = [n for n in tp.DATASETS if n.startswith("digits")][0]
-    stored = cache["prices"][digits]
-    assert stored["CD-1"] == 1.0 and set(stored) == set(tp.METHODS)
-    again = tp.measure_costs(repeats=5, updates=5, names=(digits,))[digits]
-    assert again["CD-1"] == 1.0
-    assert 1 / 3 < again["PL"] / stored["PL"] < 3
-    assert min(again["PL"], stored["PL"]) > 3 * 4 / 3
+    for name in tp.DATASETS:
+        stored = cache["prices"][name]
+        assert stored["CD-1"] == 1.0 and set(stored) == set(tp.METHODS)
+        assert all(price > 0 for price in stored.values())
+    assert cache["prices"][digits]["PL"] > 3 * 4 / 3
