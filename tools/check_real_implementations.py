@@ -1,0 +1,334 @@
+"""Run ``rbm.testing`` on RBM implementations written by others, as a user would (issue 38).
+
+Three libraries: scikit-learn's ``BernoulliRBM`` (requirements.txt), ``boltzmannclean``
+(NumPy) and ``rbms`` (PyTorch), pinned in tools/requirements-real-implementations.txt.
+Each library gets a small wrapper (its lines are counted and cached); every check of
+``rbm.testing`` that applies is run on the test model of chapters/checking_an_implementation
+(4 x 4, weights and biases of scale 1, seed 3; six rows, seed 1) or on its copy with weights
+40 times larger.  Every failure is classified -- a defect of the library, a convention
+difference, or a limitation of the oracle -- with evidence computed here by hand, in NumPy,
+without ``rbm.exact`` or ``rbm.testing``.
+
+Writes chapters/data/real_implementations.json.  Run with ``make real-implementations``
+(about a minute).  tests/test_real_implementations_cache.py re-derives the scikit-learn rows.
+"""
+
+import contextlib
+import importlib.metadata
+import inspect
+import io
+import itertools
+import json
+import pathlib
+import sys
+
+import numpy as np
+import sklearn.impute
+
+import rbm
+from rbm import testing
+
+OUT = pathlib.Path(__file__).resolve().parent.parent / "chapters" / "data" / "real_implementations.json"
+
+MODEL = rbm.RBM.random(4, 4, scale=1.0, bias_scale=1.0, rng=3)
+W, B, C = MODEL.W, MODEL.b, MODEL.c
+BIG = rbm.RBM(40 * W, B, C)
+SHIFTED = rbm.RBM(W, B, C + 10.0)
+DATA = np.random.default_rng(1).integers(0, 2, size=(6, 4)).astype(float)
+STATES = np.array(list(itertools.product([0.0, 1.0], repeat=4)))
+
+
+def by_hand_free_energy(v, W, b, c):
+    """F(v) = -b.v - sum_j log(1 + exp(c_j + v.W_j)), per row, in NumPy."""
+    return -v @ b - np.logaddexp(0.0, v @ W + c).sum(axis=1)
+
+
+def run(check, *args, **kwargs):
+    """Run one check; its verdict or failure message, and whether it held."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            result = check(*args, **kwargs)
+    except AssertionError as failure:
+        return {"passed": False, "message": str(failure).strip()}
+    return {"passed": True, "message": out.getvalue().strip(),
+            "largest_z": float(result.largest_z), "n_tests": int(result.n_tests),
+            "n_draws": int(result.n_draws)}
+
+
+# ---------------------------------------------------------------- the wrappers
+def wrap_sklearn(W, b, c, batch_size=10):
+    from sklearn.neural_network import BernoulliRBM
+    sk = BernoulliRBM(n_components=W.shape[1], batch_size=batch_size, learning_rate=0.1)
+    sk.components_ = W.T.copy()  # scikit-learn holds W transposed
+    sk.intercept_visible_, sk.intercept_hidden_ = b.copy(), c.copy()
+    sk.n_features_in_ = W.shape[0]
+
+    def seeded(rng):
+        return np.random.RandomState(rng.integers(2**32))
+
+    def gibbs(v, rng):
+        sk.random_state_ = seeded(rng)
+        return sk.gibbs(v)
+
+    def score(d, rng):
+        sk.random_state = seeded(rng)
+        return sk.score_samples(d)
+
+    def partial_fit(h_chains):
+        def step(W1, b1, c1, d, rng):
+            twin = wrap_sklearn(W1, b1, c1, batch_size=len(h_chains))["object"]
+            twin.h_samples_, twin.random_state_ = h_chains.copy(), seeded(rng)
+            twin.partial_fit(d)
+            return twin.components_.T, twin.intercept_visible_, twin.intercept_hidden_
+        return step
+
+    return {"object": sk, "prob_h_given_v": sk.transform, "gibbs": gibbs, "score": score,
+            "partial_fit": partial_fit}
+
+
+def wrap_boltzmannclean(W, b, c):
+    import sklearn.preprocessing  # it imports Imputer, gone since scikit-learn 0.22; its RBM
+    sklearn.preprocessing.Imputer = sklearn.impute.SimpleImputer  # does not use it
+    from boltzmannclean import RestrictedBoltzmannMachine
+    bc = RestrictedBoltzmannMachine(n_hidden=W.shape[1])
+    w, a, hb = W.copy(), b[None, :].copy(), c[None, :].copy()  # its a is b, its b is c
+
+    def sample_h(v, rng):
+        np.random.seed(rng.integers(2**32))  # it draws from NumPy's global generator
+        return bc._sample_hidden(v, w, hb, dropout_fraction=0.0)[1].astype(float)
+
+    return {"object": bc,
+            "prob_h_given_v": lambda v: bc._logistic(v, w, hb),
+            "prob_v_given_h": lambda h: bc._logistic(h, w.T, a),
+            "free_energy_batch": lambda v: bc._free_energy(v, w, a, hb)[:, 0],
+            "free_energy_rows": lambda v: np.array([bc._free_energy(r[None], w, a, hb)[0, 0]
+                                                    for r in v]),
+            "sample_h": sample_h}
+
+
+def wrap_rbms(W, b, c):
+    import torch
+    from rbms.bernoulli_bernoulli.classes import BBRBM
+    from rbms.partition_function.ais import compute_partition_function_ais
+    from rbms.partition_function.exact import compute_partition_function
+    from rbms.training.pcd import fit_batch_pcd
+    params = BBRBM(torch.from_numpy(W), torch.from_numpy(b), torch.from_numpy(c))
+
+    def t(x):
+        return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+
+    def gibbs(v, rng):
+        torch.manual_seed(int(rng.integers(2**62)))
+        chains = params.init_chains(0, start_v=t(v))
+        return params.sample_state(chains, n_steps=1)["visible"].numpy()
+
+    def ais(rng):
+        torch.manual_seed(int(rng.integers(2**62)))
+        return compute_partition_function_ais(num_chains=10, num_beta=20, params=params)
+
+    def states(n):
+        return t(np.array(list(itertools.product([0.0, 1.0], repeat=n))))
+
+    def pcd(chains0, centered, normalised=False):
+        def estimate(d, rng):
+            torch.manual_seed(int(rng.integers(2**62)))
+            params.init_grad()
+            chains = params.init_chains(0, start_v=t(chains0))
+            if normalised:  # its training step: the gradient divided by its norm
+                fit_batch_pcd((t(d), torch.ones(len(d), dtype=torch.float64)), chains, params,
+                              gibbs_steps=1, beta=1.0, centered=centered)
+            else:
+                chains = params.sample_state(chains, n_steps=1)
+                params.compute_gradient(params.init_chains(0, start_v=t(d)), chains,
+                                        centered=centered)
+            return tuple(p.grad.numpy().copy() for p in params.parameters())
+        return estimate
+
+    return {"object": params,
+            "prob_h_given_v": lambda v: params.sample_hiddens({"visible": t(v)})[
+                "hidden_mag"].numpy(),
+            "prob_v_given_h": lambda h: params.sample_visibles({"hidden": t(h)})[
+                "visible_mag"].numpy(),
+            "free_energy": lambda v: params.compute_energy_visibles(t(v)).numpy(),
+            "log_z": lambda: compute_partition_function(params, states(len(b))),
+            "gibbs": gibbs, "ais": ais, "pcd": pcd}
+
+
+WRAPPERS = {"scikit-learn": wrap_sklearn, "boltzmannclean": wrap_boltzmannclean,
+            "rbms": wrap_rbms}
+DISTRIBUTIONS = {"scikit-learn": "scikit-learn", "boltzmannclean": "boltzmannclean",
+                 "rbms": "rbms"}
+
+
+def wrapper_lines(library):
+    """Lines of the library's wrapper, blank lines and comments excluded."""
+    source = inspect.getsource(WRAPPERS[library]).splitlines()
+    return sum(1 for line in source if line.strip() and not line.strip().startswith("#"))
+
+
+# ---------------------------------------------------------------- the checks
+def sklearn_rows():
+    """scikit-learn's rows: the checks and, for each failure, its evidence by hand."""
+    sk = wrap_sklearn(W, B, C)
+    rows = []
+    rows.append({"check": "conditional p(h|v) (transform)", **run(
+        testing.check_conditionals, MODEL, prob_h_given_v=sk["prob_h_given_v"])})
+    rows.append({"check": "Gibbs step (gibbs)", **run(
+        testing.check_gibbs_step, sk["gibbs"], MODEL, rng=7)})
+    rows.append({"check": "score_samples as the pseudo-likelihood summed over features", **run(
+        testing.check_pseudo_likelihood, sk["score"], MODEL, DATA, convention="sum",
+        n_draws=1000, rng=8)})
+    per_unit = {"check": "score_samples as the pseudo-likelihood per feature", **run(
+        testing.check_pseudo_likelihood, sk["score"], MODEL, DATA, convention="mean",
+        n_draws=1000, rng=8)}
+    per_unit.update(classification="convention difference", evidence=(
+        "the same draws pass as the sum over features (the row above): score_samples "
+        "estimates n_features times the mean per feature"))
+    rows.append(per_unit)
+    h6 = np.random.default_rng(5).integers(0, 2, size=(6, 4)).astype(float)
+    rows.append({"check": "partial_fit as one step of persistent CD (6 rows, 6 chains)", **run(
+        testing.check_training_step, sk["partial_fit"](h6), MODEL, DATA, learning_rate=0.1,
+        target=testing.expected_pcd_gradient(MODEL, DATA, h6, chain_layer="hidden"),
+        n_draws=500, rng=9)})
+    h10 = np.random.default_rng(5).integers(0, 2, size=(10, 4)).astype(float)
+    short = {"check": "partial_fit as one step of persistent CD (5 rows, 10 chains)", **run(
+        testing.check_training_step, sk["partial_fit"](h10), MODEL, DATA[:5],
+        learning_rate=0.1,
+        target=testing.expected_pcd_gradient(MODEL, DATA[:5], h10, chain_layer="hidden"),
+        n_draws=500, rng=10)}
+    short.update(classification="defect of the library", evidence=sklearn_short_batch_by_hand())
+    rows.append(short)
+    return rows
+
+
+def sklearn_short_batch_by_hand():
+    """At W = 0 and zero biases, every p(h=1|v) is 1/2 for data and chains alike, so the
+    exact expected PCD update of the hidden biases is 0; partial_fit's update of r rows with
+    C chains is lr (r/2 - C/2) / r, deterministic.  Returned: the measured updates."""
+    step = wrap_sklearn(np.zeros((4, 4)), np.zeros(4), np.zeros(4))["partial_fit"]
+    found = {}
+    for rows, chains in ((5, 10), (10, 10), (12, 7)):
+        _, _, c1 = step(np.zeros((chains, 4)))(np.zeros((4, 4)), np.zeros(4), np.zeros(4),
+                                                np.ones((rows, 4)), np.random.default_rng(0))
+        found[f"{rows} rows, {chains} chains"] = {
+            "hidden bias update": float(c1.mean()), "spread": float(np.ptp(c1)),
+            "by hand lr (r - C) / (2 r)": 0.1 * (rows - chains) / (2 * rows),
+            "persistent CD's expectation": 0.0}
+    return {"what": "at W = 0 and zero biases p(h=1|v) = 1/2 everywhere, so persistent CD's "
+                    "expected hidden-bias update is 0; partial_fit divides the chains' sum by "
+                    "the batch's rows and updates by lr (r - C) / (2 r)",
+            "values": found}
+
+
+def boltzmannclean_rows():
+    bc = wrap_boltzmannclean(W, B, C)
+    big = wrap_boltzmannclean(BIG.W, BIG.b, BIG.c)
+    rows = [{"check": "conditionals p(h|v), p(v|h) (_logistic)", **run(
+                testing.check_conditionals, MODEL, prob_h_given_v=bc["prob_h_given_v"],
+                prob_v_given_h=bc["prob_v_given_h"])},
+            {"check": "free energy, one row per call (_free_energy), weights x 40", **run(
+                testing.check_free_energy, big["free_energy_rows"], BIG)},
+            {"check": "sampler of h given v (_sample_hidden, no dropout)", **run(
+                testing.check_sampler, bc["sample_h"], MODEL, given="visible", rng=11)}]
+    batch = {"check": "free energy of a batch of rows (_free_energy)", **run(
+        testing.check_free_energy, bc["free_energy_batch"], MODEL)}
+    found = bc["free_energy_batch"](STATES)
+    by_hand = by_hand_free_energy(STATES, W, B, C)
+    summed = -STATES @ B - np.logaddexp(0.0, STATES @ W + C).sum()  # over every row
+    batch.update(classification="defect of the library", evidence={
+        "what": "its log term sums softplus over all rows of the batch, not per row "
+                "(np.sum without axis): its value for row v is -b.v minus the softplus "
+                "terms of every row; by hand in NumPy over the 16 states",
+        "largest difference from F by hand": float(np.abs(found - by_hand).max()),
+        "largest difference from -b.v - sum over all rows": float(np.abs(found - summed).max()),
+        "used by": "transform (imputation) stops when this value changes by less than 1 %"})
+    rows.append(batch)
+    return rows
+
+
+def rbms_rows():
+    rb = wrap_rbms(W, B, C)
+    big = wrap_rbms(BIG.W, BIG.b, BIG.c)
+    rows = [{"check": "conditionals p(h|v), p(v|h) (sample_hiddens, sample_visibles)", **run(
+                testing.check_conditionals, MODEL, prob_h_given_v=rb["prob_h_given_v"],
+                prob_v_given_h=rb["prob_v_given_h"])},
+            {"check": "free energy (compute_energy_visibles)", **run(
+                testing.check_free_energy, rb["free_energy"], MODEL)},
+            {"check": "log Z by enumeration (compute_partition_function)", **run(
+                testing.check_log_partition, rb["log_z"], MODEL)},
+            {"check": "Gibbs step (sample_state, 1 step)", **run(
+                testing.check_gibbs_step, rb["gibbs"], MODEL, rng=12)},
+            {"check": "AIS log Z (compute_partition_function_ais, 10 chains, 20 betas)", **run(
+                testing.check_log_partition_estimator, rb["ais"], MODEL, n_draws=1000, rng=13)}]
+    chains0 = np.random.default_rng(5).integers(0, 2, size=(6, 4)).astype(float)
+    pcd = testing.expected_pcd_gradient(MODEL, DATA, chains0, k=1)
+    mu = np.clip(DATA.mean(axis=0), 1e-7, 1 - 1e-7)  # its offsets: the batch's means
+    lam = MODEL.prob_h_given_v(DATA).mean(axis=0)
+    rows += [{"check": "persistent-CD gradient, not centred (compute_gradient)", **run(
+                 testing.check_gradient_estimator, rb["pcd"](chains0, False), MODEL, DATA,
+                 target=pcd, rng=14)},
+             {"check": "persistent-CD gradient, centred, its default (compute_gradient)", **run(
+                 testing.check_gradient_estimator, rb["pcd"](chains0, True), MODEL, DATA,
+                 target=pcd, offsets=(mu, lam), rng=15)}]
+    step = {"check": "training step fit_batch_pcd as persistent CD", **run(
+        testing.check_gradient_estimator, rb["pcd"](chains0, False, normalised=True), MODEL,
+        DATA, target=pcd, rng=16)}
+    draws = [rb["pcd"](chains0, False, normalised=True)(DATA, np.random.default_rng(s))
+             for s in range(20)]
+    norms = [float(np.sqrt(sum((g ** 2).sum() for g in d))) for d in draws]
+    step.update(classification="convention difference", evidence={
+        "what": "fit_batch_pcd divides the gradient by its norm (normalize_grad) before the "
+                "optimiser's step; the norm of its gradient, by hand over 20 calls",
+        "smallest norm": min(norms), "largest norm": max(norms),
+        "norm of the exact expected persistent-CD gradient": float(np.sqrt(
+            (pcd.W ** 2).sum() + (pcd.b ** 2).sum() + (pcd.c ** 2).sum()))})
+    rows.append(step)
+    for what, model in (("weights x 40", BIG), ("hidden biases + 10", SHIFTED)):
+        wrapped = wrap_rbms(model.W, model.b, model.c)
+        inputs = STATES @ model.W + model.c
+        evidence = {
+            "what": "its softplus is log(1 + exp(x)) for x < 10 and x itself from 10 on, "
+                    "which leaves out log(1 + exp(-x)), up to log(1 + exp(-10)) per hidden "
+                    "unit; by hand in NumPy over the 16 states",
+            "largest difference from F by hand": float(np.abs(
+                wrapped["free_energy"](STATES)
+                - by_hand_free_energy(STATES, model.W, model.b, model.c)).max()),
+            "log(1 + exp(-10))": float(np.log1p(np.exp(-10.0))),
+            "hidden inputs at or above 10": int((inputs >= 10).sum()),
+            "of": int(inputs.size)}
+        for name, check, fn in (("free energy (compute_energy_visibles)",
+                                 testing.check_free_energy, wrapped["free_energy"]),
+                                ("log Z by enumeration (compute_partition_function)",
+                                 testing.check_log_partition, wrapped["log_z"])):
+            row = {"check": f"{name}, {what}", **run(check, fn, model)}
+            if not row["passed"]:
+                row.update(classification="defect of the library", evidence=evidence)
+            rows.append(row)
+    return rows
+
+
+ROWS = {"scikit-learn": sklearn_rows, "boltzmannclean": boltzmannclean_rows, "rbms": rbms_rows}
+
+
+def main(libraries=tuple(ROWS)):
+    cache = {"model": "4 x 4, weights and biases of scale 1 (seed 3); six rows (seed 1); "
+                      "'weights x 40': the same model with W 40 times larger",
+             "libraries": {}}
+    for library in libraries:
+        rows = ROWS[library]()
+        for row in rows:
+            if not row["passed"] and "classification" not in row:
+                raise SystemExit(f"{library}: {row['check']} failed unclassified:\n"
+                                 f"{row['message']}")
+        cache["libraries"][library] = {
+            "version": importlib.metadata.version(DISTRIBUTIONS[library]),
+            "wrapper_lines": wrapper_lines(library), "checks": rows}
+        print(f"{library}: {sum(r['passed'] for r in rows)} of {len(rows)} checks hold")
+    return cache
+
+
+if __name__ == "__main__":
+    cache = main()
+    OUT.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {OUT.relative_to(OUT.parent.parent.parent)}", file=sys.stderr)
