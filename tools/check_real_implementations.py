@@ -49,8 +49,12 @@ def run(check, *args, **kwargs):
     try:
         with contextlib.redirect_stdout(out):
             result = check(*args, **kwargs)
-    except AssertionError as failure:
-        return {"passed": False, "message": str(failure).strip()}
+    except testing.CheckFailed as failure:
+        z = float(failure.z)
+        return {"passed": False, "message": str(failure).strip(), "entry": failure.entry,
+                "found": failure.found, "expected": failure.expected,
+                "z": z if np.isfinite(z) else None, "n_tests": int(failure.n_tests),
+                "n_draws": int(failure.n_draws), "slip": failure.slip}
     return {"passed": True, "message": out.getvalue().strip(),
             "largest_z": float(result.largest_z), "n_tests": int(result.n_tests),
             "n_draws": int(result.n_draws)}
