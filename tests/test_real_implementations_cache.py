@@ -88,3 +88,14 @@ def test_the_third_party_libraries_are_not_needed_here():
     for name in ("torch", "rbms", "boltzmannclean"):
         assert name not in requirements
         assert name in (ROOT / "tools/requirements-real-implementations.txt").read_text()
+
+
+def test_the_tempering_law_by_hand_is_reproduced_and_exact_without_tempering(cache):
+    stiff = cri.rbm.RBM.random(4, 4, scale=2.0, bias_scale=1.0, rng=3)
+    law, exact = cri.tempering_law_by_hand(stiff.W, stiff.b, stiff.c, [1.0, 1.0])
+    assert law == pytest.approx(exact, abs=1e-12)  # both replicas at beta = 1: p(v) itself
+    law, exact = cri.tempering_law_by_hand(stiff.W, stiff.b, stiff.c, [0.5, 1.0])
+    row = next(r for r in cache["libraries"]["rbms"]["checks"] if "tempering" in r["check"])
+    assert law == pytest.approx(row["evidence"]["stationary law by hand"], abs=1e-12)
+    assert exact == pytest.approx(row["evidence"]["p(v) by hand"], abs=1e-12)
+    assert abs(law - exact).max() > 0.01

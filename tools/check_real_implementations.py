@@ -116,6 +116,7 @@ def wrap_rbms(W, b, c):
     from rbms.bernoulli_bernoulli.classes import BBRBM
     from rbms.partition_function.ais import compute_partition_function_ais
     from rbms.partition_function.exact import compute_partition_function
+    from rbms.sampling.pt import swap_configurations
     from rbms.training.pcd import fit_batch_pcd
     params = BBRBM(torch.from_numpy(W), torch.from_numpy(b), torch.from_numpy(c))
 
@@ -133,6 +134,17 @@ def wrap_rbms(W, b, c):
 
     def states(n):
         return t(np.array(list(itertools.product([0.0, 1.0], repeat=n))))
+
+    def tempering(betas):  # its pt_sampling's loop: Gibbs steps at each beta, then swaps
+        def sample(n_chains, n_steps, rng):
+            torch.manual_seed(int(rng.integers(2**62)))
+            chains = [params.init_chains(n_chains) for _ in betas]
+            for _ in range(n_steps):
+                chains = [params.sample_state(ch, n_steps=1, beta=beta)
+                          for ch, beta in zip(chains, betas)]
+                chains = swap_configurations(chains, params, torch.tensor(betas))[0]
+            return chains[-1]["visible"].numpy()  # the beta = 1 replica
+        return sample
 
     def pcd(chains0, centered, normalised=False):
         def estimate(d, rng):
@@ -156,7 +168,7 @@ def wrap_rbms(W, b, c):
                 "visible_mag"].numpy(),
             "free_energy": lambda v: params.compute_energy_visibles(t(v)).numpy(),
             "log_z": lambda: compute_partition_function(params, states(len(b))),
-            "gibbs": gibbs, "ais": ais, "pcd": pcd}
+            "gibbs": gibbs, "ais": ais, "pcd": pcd, "tempering": tempering}
 
 
 WRAPPERS = {"scikit-learn": wrap_sklearn, "boltzmannclean": wrap_boltzmannclean,
@@ -288,6 +300,7 @@ def rbms_rows():
         "norm of the exact expected persistent-CD gradient": float(np.sqrt(
             (pcd.W ** 2).sum() + (pcd.b ** 2).sum() + (pcd.c ** 2).sum()))})
     rows.append(step)
+    rows.append(rbms_tempering_row())
     for what, model in (("weights x 40", BIG), ("hidden biases + 10", SHIFTED)):
         wrapped = wrap_rbms(model.W, model.b, model.c)
         inputs = STATES @ model.W + model.c
@@ -310,6 +323,62 @@ def rbms_rows():
                 row.update(classification="defect of the library", evidence=evidence)
             rows.append(row)
     return rows
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def tempering_law_by_hand(W, b, c, betas):
+    """The exact stationary law of the beta = 1 replica of two-replica tempering as rbms
+    runs it: one Gibbs step at each beta of exp(-beta E(v, h)), then a swap accepted with
+    probability min(1, exp((beta_1 - beta_0)(F(v_1) - F(v_0)))); in NumPy, on the 256 pairs."""
+    H = np.array(list(itertools.product([0.0, 1.0], repeat=W.shape[1])))
+
+    def gibbs(beta):  # T(v, v') = sum_h p_beta(h | v) p_beta(v' | h)
+        ph = sigmoid(beta * (STATES @ W + c))
+        p_hv = np.prod(np.where(H[None] == 1, ph[:, None], 1 - ph[:, None]), axis=2)
+        pv = sigmoid(beta * (H @ W.T + b))
+        p_vh = np.prod(np.where(STATES[None] == 1, pv[:, None], 1 - pv[:, None]), axis=2)
+        return p_hv @ p_vh
+
+    F = by_hand_free_energy(STATES, W, b, c)
+    n = len(STATES)
+    step = np.kron(gibbs(betas[0]), gibbs(betas[1]))  # pair (v0, v1) -> index v0 * n + v1
+    swap = np.zeros((n * n, n * n))
+    for i in range(n):
+        for j in range(n):
+            accept = min(1.0, np.exp((betas[1] - betas[0]) * (F[j] - F[i])))
+            swap[i * n + j, j * n + i] += accept
+            swap[i * n + j, i * n + j] += 1 - accept
+    kernel = step @ swap
+    values, vectors = np.linalg.eig(kernel.T)
+    pi = np.real(vectors[:, np.argmin(np.abs(values - 1))])
+    pi = (pi / pi.sum()).reshape(n, n)
+    exact = np.exp(-F - np.logaddexp.reduce(-F))
+    return pi.sum(axis=0), exact
+
+
+def rbms_tempering_row():
+    stiff = rbm.RBM.random(4, 4, scale=2.0, bias_scale=1.0, rng=3)  # the chapter's
+    sample = wrap_rbms(stiff.W, stiff.b, stiff.c)["tempering"]([0.5, 1.0])
+    row = {"check": "parallel tempering's beta = 1 replica (sample_state, swap_configurations), "
+                    "betas 1/2 and 1, weight scale 2", **run(
+        testing.check_stationary_law, sample, stiff, burn_in=100, rng=17)}
+    law, exact = tempering_law_by_hand(stiff.W, stiff.b, stiff.c, [0.5, 1.0])
+    beta = 0.5  # its replica at beta samples exp(-F_beta), its swap assumes exp(-beta F)
+    f_beta = -beta * STATES @ stiff.b - np.logaddexp(0.0, beta * (STATES @ stiff.W + stiff.c)).sum(1)
+    gap = f_beta - beta * by_hand_free_energy(STATES, stiff.W, stiff.b, stiff.c)
+    row.update(classification="defect of the library", evidence={
+        "what": "its replica at beta runs Gibbs steps of exp(-beta E(v, h)), whose law of v is "
+                "exp(-F_beta(v)), while its swap assumes exp(-beta F(v)); F_beta - beta F is "
+                "not constant, and the exact stationary law of its beta = 1 replica (two "
+                "replicas, the 256 pairs, by hand in NumPy) is not p(v)",
+        "spread of F_beta - beta F over the states, beta = 1/2": float(np.ptp(gap)),
+        "largest |stationary law - p(v)| by hand": float(np.abs(law - exact).max()),
+        "states": STATES.astype(int).tolist(),
+        "stationary law by hand": law.tolist(), "p(v) by hand": exact.tolist()})
+    return row
 
 
 ROWS = {"scikit-learn": sklearn_rows, "boltzmannclean": boltzmannclean_rows, "rbms": rbms_rows}
