@@ -92,7 +92,7 @@ def wrap_sklearn(W, b, c, batch_size=10):
 
 
 def wrap_boltzmannclean(W, b, c):
-    import sklearn.preprocessing  # it imports Imputer, gone since scikit-learn 0.22; its RBM
+    import sklearn.preprocessing  # it imports Imputer, not in scikit-learn 1.9.1; its RBM
     sklearn.preprocessing.Imputer = sklearn.impute.SimpleImputer  # does not use it
     from boltzmannclean import RestrictedBoltzmannMachine
     bc = RestrictedBoltzmannMachine(n_hidden=W.shape[1])
