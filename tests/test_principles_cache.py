@@ -112,3 +112,15 @@ def test_the_ml_fit_of_one_sample_is_reproduced(consistency):
         fitted, _ = tp.fit_ml(truth, tp.exact.sample(truth, 500, rng=tp.KL_SEEDS[0]))
     n_kl = 500 * tp.exact.kl_divergence(tp.exact.visible_distribution(truth), fitted)
     assert n_kl == pytest.approx(consistency["n_kl"]["ML | 500"][0], rel=1e-6)
+
+
+def test_the_stored_prices_are_cpu_ratios_above_the_count(cache):
+    """The prices (CPU time per update, in CD-1 updates) are machine-dependent and measured by
+    `make principles`, not re-timed here (timings are not tests): the stored table names every
+    method, prices CD-1 at 1, and puts a PL update on the digits far above its count of 4/3."""
+    digits = [n for n in tp.DATASETS if n.startswith("digits")][0]
+    for name in tp.DATASETS:
+        stored = cache["prices"][name]
+        assert stored["CD-1"] == 1.0 and set(stored) == set(tp.METHODS)
+        assert all(price > 0 for price in stored.values())
+    assert cache["prices"][digits]["PL"] > 3 * 4 / 3

@@ -2,8 +2,9 @@
 
 Usage: python tools/train_principles.py [OUTPUT_DIR] [PART ...]     (behind `make principles`)
 
-PART is ``comparison``, ``consistency`` or ``consistency-extra`` (the default: all three,
-in that order; the last adds to the file of the second).
+PART is ``comparison``, ``prices``, ``consistency`` or ``consistency-extra`` (the default:
+all four, in that order; ``prices`` adds to the file of the first, the last to the file of
+the third).
 (``bars`` and ``digits``, optionally followed by ``:`` and a list of methods, are
 parts of ``comparison``, for several processes; ``merge`` then joins them.)
 
@@ -22,6 +23,11 @@ objective of PL, RM and MPF (on bars and stripes), and one measurement at the *b
 training row, :func:`passes_per_row`), reached by a branch of the run that
 stops within half an update of it.  Also the wall-clock time per update
 (machine-dependent) and the final parameters of the ML and NCE runs.
+
+``prices`` (added to ``principles_comparison.json``): the CPU time of an update of
+every method in CD-1 updates, on each data set at its batch size (:func:`measure_costs`;
+machine-dependent).  The chapter's comparison at equal compute charges each update this
+price; the curves, which are per update, do not depend on it.
 
 ``consistency`` (``principles_consistency.json``): the fits of PL and NCE to
 samples of N = 500 and 8000 rows of a 4x2 model over eight seeds (N * KL), and
@@ -118,40 +124,64 @@ def passes_per_row(method, n_visible, n_hidden, batch_size):
     the hidden layer at each of those n_visible * n_hidden inputs (two elementwise
     functions over an array the size of W, counted one pass each): 4, whatever
     n_visible.  The statistics are not counted for any method.  A count, not a time:
-    the elementwise functions cost more than a multiply-add, which the chapter
-    measures separately (:func:`measure_costs`).
+    the elementwise functions cost more than a multiply-add, and the chapter prices
+    the updates by their measured CPU time (:func:`measure_costs`).
     """
     return {"ML": 1 + 2 ** min(n_visible, n_hidden) / batch_size, "CD-1": 3, "CD-10": 21,
             "PCD-1": 3, "PL": RANK_ONE_PASSES, "RM": RANK_ONE_PASSES, "MPF": RANK_ONE_PASSES,
             "NCE": 1 + NOISE_RATIO}[method]
 
 
-def measure_costs(repeats=15, updates=20):
-    """Time per update of every method relative to CD-1's, on each data set at its batch size.
+def measure_costs(repeats=15, updates=20, names=tuple(DATASETS)):
+    """CPU time per update of every method relative to CD-1's, on each data set at its
+    batch size: the *price* of an update, in CD-1 updates.
 
-    The methods are interleaved (one round of every method per repeat, from the same
-    starting model and batch), one BLAS thread; the ratio of medians over `repeats`.
-    Machine-dependent: the chapter's budget uses the rounded values of one such
-    measurement (:data:`COSTS`), and this function lets it be repeated.
+    CPU time of this process (:func:`time.process_time`, so time the machine gives to
+    other processes is not counted), one BLAS thread, the methods interleaved (one round
+    of `updates` updates of every method per repeat, from the same starting model and
+    batch, after one untimed call), the ratio of the medians over `repeats`.
+    Machine-dependent: the chapter reads one such measurement stored in the cache
+    (``prices``, written by the part ``prices``), and this function repeats it.
+
+    Returns
+    -------
+    dict
+        ``{data set name: {method: price}}``, CD-1's price 1.
     """
     out = {}
     with threadpool_limits(1, user_api="blas"):
-        for name, (n_hidden, batch_size, _, _) in DATASETS.items():
+        for name in names:
+            n_hidden, batch_size, _, _ = DATASETS[name]
             train = load(name)[0]
             model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=MODEL_SEED)
             batch = train[:batch_size]
             times = {m: [] for m in METHODS}
+            ests = {}
+            for method in METHODS:
+                ests[method] = (estimator(method, batch_size, train), np.random.default_rng(0))
+                ests[method][0].gradient(model, batch, rng=ests[method][1])   # set-up
             for _ in range(repeats):
                 for method in METHODS:
-                    est, rng = estimator(method, batch_size, train), np.random.default_rng(0)
-                    est.gradient(model, batch, rng=rng)           # first call: set-up
-                    start = time.perf_counter()
+                    est, rng = ests[method]
+                    start = time.process_time()
                     for _ in range(updates):
                         est.gradient(model, batch, rng=rng)
-                    times[method].append(time.perf_counter() - start)
+                    times[method].append(time.process_time() - start)
             base = np.median(times["CD-1"])
             out[name] = {m: float(np.median(t) / base) for m, t in times.items()}
     return out
+
+
+def prices(output=OUTPUT, repeats=15, updates=20):
+    """Measure the prices (:func:`measure_costs`) and store them in ``principles_comparison.json``
+    under ``prices`` (the runs are left as they are: their curves are per update)."""
+    path = Path(output) / f"{STEM}.json"
+    results = json.loads(path.read_text())
+    results["prices"] = {
+        "how": f"process_time per update / CD-1's, one BLAS thread, interleaved, "
+               f"median of {repeats} repeats of {updates} updates, machine-dependent",
+        **measure_costs(repeats, updates)}
+    path.write_text(json.dumps(results, indent=1) + "\n")
 
 
 def budget(name):
@@ -445,7 +475,7 @@ def main(output=OUTPUT, *parts):
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
     methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
     for several processes whose files ``merge`` then joins."""
-    for part in parts or ("comparison", "consistency", "consistency-extra"):
+    for part in parts or ("comparison", "prices", "consistency", "consistency-extra"):
         part, _, seeds = part.partition("/")
         half, _, methods = part.partition(":")
         methods, _, rates = methods.partition("@")
@@ -459,6 +489,7 @@ def main(output=OUTPUT, *parts):
                        methods, rates, pairs, extra_seeds=False)
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge,
+             "prices": prices,
              "consistency-extra": consistency_extra}[part](output)
 
 
