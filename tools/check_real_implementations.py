@@ -111,17 +111,17 @@ def wrap_boltzmannclean(W, b, c):
             "sample_h": sample_h}
 
 
-def wrap_rbms(W, b, c):
+def wrap_rbms(W, b, c, dtype=np.float64):
     import torch
     from rbms.bernoulli_bernoulli.classes import BBRBM
     from rbms.partition_function.ais import compute_partition_function_ais
     from rbms.partition_function.exact import compute_partition_function
     from rbms.sampling.pt import swap_configurations
     from rbms.training.pcd import fit_batch_pcd
-    params = BBRBM(torch.from_numpy(W), torch.from_numpy(b), torch.from_numpy(c))
-
     def t(x):
-        return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+        return torch.from_numpy(np.ascontiguousarray(x, dtype=dtype))
+
+    params = BBRBM(t(W), t(b), t(c))
 
     def gibbs(v, rng):
         torch.manual_seed(int(rng.integers(2**62)))
@@ -301,8 +301,12 @@ def rbms_rows():
             (pcd.W ** 2).sum() + (pcd.b ** 2).sum() + (pcd.c ** 2).sum()))})
     rows.append(step)
     rows.append(rbms_tempering_row())
-    for what, model in (("weights x 40", BIG), ("hidden biases + 10", SHIFTED)):
-        wrapped = wrap_rbms(model.W, model.b, model.c)
+    for what, model, dtype in (("weights x 40", BIG, np.float64),
+                               ("hidden biases + 10", SHIFTED, np.float64),
+                               ("float32", MODEL, np.float32),
+                               ("float32, hidden biases + 10", SHIFTED, np.float32)):
+        wrapped = wrap_rbms(model.W, model.b, model.c, dtype)
+        loose = {"rtol": 1e-6} if dtype == np.float32 else {}
         inputs = STATES @ model.W + model.c
         evidence = {
             "what": "its softplus is log(1 + exp(x)) for x < 10 and x itself from 10 on, "
@@ -314,14 +318,25 @@ def rbms_rows():
             "log(1 + exp(-10))": float(np.log1p(np.exp(-10.0))),
             "hidden inputs at or above 10": int((inputs >= 10).sum()),
             "of": int(inputs.size)}
-        for name, check, fn in (("free energy (compute_energy_visibles)",
-                                 testing.check_free_energy, wrapped["free_energy"]),
-                                ("log Z by enumeration (compute_partition_function)",
-                                 testing.check_log_partition, wrapped["log_z"])):
-            row = {"check": f"{name}, {what}", **run(check, fn, model)}
+        rows.append({"check": f"free energy (compute_energy_visibles), {what}",
+                     **run(testing.check_free_energy, wrapped["free_energy"], model, **loose)})
+        if dtype == np.float64:
+            rows.append({"check": f"log Z by enumeration (compute_partition_function), {what}",
+                         **run(testing.check_log_partition, wrapped["log_z"], model)})
+        else:
+            rows.append({"check": f"conditionals p(h|v), p(v|h), {what}", **run(
+                testing.check_conditionals, model, prob_h_given_v=wrapped["prob_h_given_v"],
+                prob_v_given_h=wrapped["prob_v_given_h"], tol=1e-6, rtol=1e-6)})
+        for row in rows[-2:]:
             if not row["passed"]:
-                row.update(classification="defect of the library", evidence=evidence)
-            rows.append(row)
+                row.update(classification="defect of the library", evidence=dict(evidence))
+                if "float32 arithmetic" in row["message"]:  # the check's own diagnosis
+                    row["diagnosis"] = {"classification": "limitation of the oracle", "what": (
+                        "it names the rounding of float32 arithmetic, because the errors are "
+                        "within a few dozen float32 spacings; the same states are off by "
+                        "the same amount in float64 (the row 'hidden biases + 10'), so the "
+                        "rounding is not the cause and the looser tolerance it suggests "
+                        "hides the defect")}
     return rows
 
 
