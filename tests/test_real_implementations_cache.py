@@ -45,6 +45,14 @@ def test_the_cache_holds_every_library_and_classifies_every_failure(cache):
                 assert row["classification"] in CLASSES, row
                 assert row["evidence"], row
                 assert "found" in row and "expected" in row
+            if "diagnosis" in row:  # a failure whose message names a wrong cause
+                assert row["diagnosis"]["classification"] in CLASSES and row["diagnosis"]["what"]
+
+
+def test_the_wrapper_sizes_are_those_of_the_script(cache):
+    # counted from the source, so the libraries themselves are not needed
+    for library, entry in cache["libraries"].items():
+        assert entry["wrapper_lines"] == cri.wrapper_lines(library), library
 
 
 def test_every_defect_is_shown_by_hand(cache):
