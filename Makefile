@@ -33,7 +33,7 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench bench-training digits logz principles potts recipe shortrun execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench bench-training digits logz principles potts recipe shortrun real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -49,6 +49,7 @@ help:
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about three minutes)"
+	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -145,6 +146,16 @@ recipe: $(STAMP)
 # three minutes of one core; re-execute the chapter after.
 shortrun: $(STAMP)
 	$(PY) tools/train_short_run.py
+
+# rbm.testing on RBM libraries written by others (chapters/data/real_implementations.json,
+# which chapters/checking_an_implementation reads; re-execute it after). Their dependencies
+# (torch among them) live in their own environment, .venv-real, never in requirements.txt.
+REAL_VENV := .venv-real
+real-implementations: requirements.txt tools/requirements-real-implementations.txt
+	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
+	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tools/requirements-real-implementations.txt
+	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(REAL_VENV)/bin/python tools/check_real_implementations.py
 
 execute: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
