@@ -20,7 +20,7 @@ import textwrap
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails", "unstable"]
+__all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails", "unstable", "glue"]
 
 # Verdicts are wrapped to the width of the book's output column (78 characters at 1280 px).
 VERDICT_WIDTH = 78
@@ -285,3 +285,40 @@ def unstable(x, spec=".3g"):
     '~-22.71'
     """
     return "~" + format(float(x), spec)
+
+
+def glue(name, value, display=False):
+    """Record `value` under `name` for a chapter's text to show (myst-nb's ``glue``).
+
+    The book's prose shows a computed number with ``{glue:text}`name```; this records it
+    with :func:`myst_nb.glue` when myst-nb is installed (the book's build and its tests),
+    and does nothing otherwise, so that a downloaded chapter runs with the package alone.
+    NumPy scalars are recorded as plain Python numbers, which myst-nb can format.
+
+    Parameters
+    ----------
+    name : str
+        The name the text uses.
+    value : object
+        The value, usually a number.
+    display : bool, default False
+        Whether the cell also shows the value.
+
+    Raises
+    ------
+    TypeError
+        If `name` is not a non-empty string.
+
+    Examples
+    --------
+    >>> glue("example-value", np.float64(0.25))
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if isinstance(value, np.generic):
+        value = value.item()
+    try:
+        import myst_nb
+    except ImportError:
+        return
+    myst_nb.glue(name, value, display=display)

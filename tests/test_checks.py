@@ -110,3 +110,23 @@ def test_a_labelled_verdict_names_its_label(capsys):
     for bad in ("one", "chk-", "chk-Upper", "chk-a_b", 3):
         with pytest.raises(ValueError, match="label must look like"):
             verdict("text", label=bad)
+
+
+def test_glue_records_with_myst_nb_and_is_silent_without_it(monkeypatch, capsys):
+    import sys
+
+    import numpy as np
+
+    from rbm.checks import glue
+
+    recorded = []
+    fake = type(sys)("myst_nb")
+    fake.glue = lambda name, value, display: recorded.append((name, value, display))
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    glue("a-value", np.float64(0.5))
+    assert recorded == [("a-value", 0.5, False)] and type(recorded[0][1]) is float
+    monkeypatch.setitem(sys.modules, "myst_nb", None)  # import myst_nb raises ImportError
+    glue("a-value", 1.0)
+    assert len(recorded) == 1 and capsys.readouterr().out == ""
+    with pytest.raises(TypeError, match="name"):
+        glue("", 1.0)
