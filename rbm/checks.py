@@ -291,7 +291,7 @@ def glue(name, value, display=False):
     """Record `value` under `name` for a chapter's text to show (myst-nb's ``glue``).
 
     The book's prose shows a computed number with ``{glue:text}`name```; this records it
-    with :func:`myst_nb.glue` when myst-nb is installed (the book's build and its tests),
+    with ``myst_nb.glue`` when myst-nb is installed (the book's build and its tests),
     and does nothing otherwise, so that a downloaded chapter runs with the package alone.
     NumPy scalars are recorded as plain Python numbers, which myst-nb can format.
 
