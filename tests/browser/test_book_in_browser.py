@@ -373,7 +373,8 @@ def test_code_in_tables_breaks_only_between_names(page_path, window, server, bro
 
 
 # A page with a display equation, code and a table that scroll at 400 px, and code that fits.
-CUE_PAGE = "chapters/source_audit.html"
+# displayed math, visible code and a table that scroll at 400 px
+CUE_PAGE = "chapters/gradient.html"
 CUE_KINDS = ['mjx-container[display="true"]', "div.highlight pre",
              "div.pst-scrollable-table-container"]
 # Text, math and cell borders made invisible, so that only backgrounds are compared.
