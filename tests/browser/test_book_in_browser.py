@@ -373,8 +373,11 @@ def test_code_in_tables_breaks_only_between_names(page_path, window, server, bro
 
 
 # A page with a display equation, code and a table that scroll at 400 px, and code that fits.
-# displayed math, visible code and a table that scroll at 400 px
-CUE_PAGE = "chapters/gradient.html"
+# A page for each kind of element that scrolls at 400 px: source_audit's displayed math and
+# tables; the gradient chapter's visible code (source_audit's code is folded, and wraps).
+CUE_PAGES = {'mjx-container[display="true"]': "chapters/source_audit.html",
+             "div.highlight pre": "chapters/gradient.html",
+             "div.pst-scrollable-table-container": "chapters/source_audit.html"}
 CUE_KINDS = ['mjx-container[display="true"]', "div.highlight pre",
              "div.pst-scrollable-table-container"]
 # Text, math and cell borders made invisible, so that only backgrounds are compared.
@@ -418,32 +421,32 @@ def test_scroll_cue_shows_only_where_more_content_hides(theme, server, browser):
     context = browser.new_context(viewport={"width": WIDTHS["phone"], "height": HEIGHT})
     context.add_init_script(f"localStorage.setItem('mode', '{theme}');")
     page = context.new_page()
-    page.goto(server + CUE_PAGE, wait_until="load")
-    page.wait_for_function(
-        "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
-    page.evaluate("() => MathJax.startup.promise")
-    assert page.evaluate("() => document.documentElement.dataset.theme") == theme
-    page.add_style_tag(content=HIDE_TEXT)
-    probes = {}
+    probes, edges = {}, {}
     for kind in CUE_KINDS:
+        page.goto(server + CUE_PAGES[kind], wait_until="load")
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
+        page.evaluate("() => MathJax.startup.promise")
+        assert page.evaluate("() => document.documentElement.dataset.theme") == theme
+        page.add_style_tag(content=HIDE_TEXT)
         elements = page.locator(f"article.bd-article {kind}")
         # Shown (not in a folded cell), and wide enough for the two strips compared.
         scrolls = elements.evaluate_all(
             "els => els.map(e => !e.checkVisibility() || e.clientWidth < 150 ? null"
             "                    : e.scrollWidth > e.clientWidth + 1)")
-        assert True in scrolls, f"{CUE_PAGE} has no {kind} that scrolls at 400 px"
-        probes[f"{kind} that scrolls"] = (elements.nth(scrolls.index(True)), True)
+        assert True in scrolls, f"{CUE_PAGES[kind]} has no {kind} that scrolls at 400 px"
+        here = {f"{kind} that scrolls": (elements.nth(scrolls.index(True)), True)}
         if kind == "div.highlight pre":
-            assert False in scrolls, f"{CUE_PAGE} has no {kind} that fits at 400 px"
-            probes[f"{kind} that fits"] = (elements.nth(scrolls.index(False)), False)
-    edges = {}
-    for name, (element, _) in probes.items():
-        element.evaluate("e => e.classList.add('cue-probe')")
-        for position in ("start", "end"):
-            element.evaluate("(e, end) => { e.scrollLeft = end ? e.scrollWidth : 0; }",
-                             position == "end")
-            png = base64.b64encode(element.screenshot(animations="disabled")).decode()
-            edges[name, position] = page.evaluate(EDGE_DIFFERENCE, png)
+            assert False in scrolls, f"{CUE_PAGES[kind]} has no {kind} that fits at 400 px"
+            here[f"{kind} that fits"] = (elements.nth(scrolls.index(False)), False)
+        for name, (element, _) in here.items():
+            element.evaluate("e => e.classList.add('cue-probe')")
+            for position in ("start", "end"):
+                element.evaluate("(e, end) => { e.scrollLeft = end ? e.scrollWidth : 0; }",
+                                 position == "end")
+                png = base64.b64encode(element.screenshot(animations="disabled")).decode()
+                edges[name, position] = page.evaluate(EDGE_DIFFERENCE, png)
+        probes.update(here)
     context.close()
 
     for name, (_, scrolls) in probes.items():
