@@ -106,12 +106,21 @@ def test_the_consistency_cache_holds_the_ml_row_and_the_gaussian_seeds(consisten
                                                for n in tp.GAUSS_SIZES for s in tp.GAUSS_SEEDS}
 
 
+# An L-BFGS fit runs about a thousand iterations and stops where its relative-decrease test
+# (ftol 1e-15) first holds; rounding moves that point along the sample likelihood's flat
+# directions, along which the KL to the truth still changes at first order.  With numba
+# installed (the compiled engine, ``fastmath`` contractions) the same fit ends 4.2e-6 away in
+# relative N * KL (measured); the consistency plot needs two digits.
+ML_FIT_RTOL = 1e-4
+
+
 def test_the_ml_fit_of_one_sample_is_reproduced(consistency):
     truth = tp.kl_truth()
     with threadpool_limits(1, user_api="blas"):
-        fitted, _ = tp.fit_ml(truth, tp.exact.sample(truth, 500, rng=tp.KL_SEEDS[0]))
+        fitted, result = tp.fit_ml(truth, tp.exact.sample(truth, 500, rng=tp.KL_SEEDS[0]))
     n_kl = 500 * tp.exact.kl_divergence(tp.exact.visible_distribution(truth), fitted)
-    assert n_kl == pytest.approx(consistency["n_kl"]["ML | 500"][0], rel=1e-6)
+    assert n_kl == pytest.approx(consistency["n_kl"]["ML | 500"][0], rel=ML_FIT_RTOL)
+    assert bool(abs(result.jac).max() < 1e-6) == consistency["converged"]["ML | 500"][0]
 
 
 def test_the_stored_prices_are_cpu_ratios_above_the_count(cache):
