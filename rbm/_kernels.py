@@ -103,6 +103,23 @@ def contrast(pos, n_pos, neg, n_neg, divide=False):
     return Gradient.from_fields(out)
 
 
+def data_minus_chains(model, v0, v, use_probabilities, rng):
+    r"""The data rows' statistics minus the chain states', as a Gradient (ascent direction).
+
+    With `use_probabilities` the hidden units enter as :math:`p(h \mid v)`; otherwise one
+    hidden sample is drawn for the data rows, then one for the chain states, from `rng`.
+    CD-k writes its own version (it reuses the first step's hidden sample); PCD, tempering
+    and the short-run chains share this one.
+    """
+    if use_probabilities:
+        pos, neg = row_statistics(model, v0), row_statistics(model, v)
+    else:
+        h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
+        h_neg = model.hidden.sample(model.input_hidden(v), rng=rng)
+        pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, v, h_neg)
+    return contrast(pos, v0.shape[0], neg, v.shape[0], divide=not model.is_binary)
+
+
 def checked_data(model, data, rng):
     """The estimators' arguments, checked: the model, the data as float rows, a Generator."""
     check_model(model)

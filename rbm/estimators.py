@@ -38,7 +38,8 @@ parameter (``W``, ``b``, ``c`` for the binary model).
 
 import numpy as np
 
-from rbm._kernels import checked_data, contrast, gibbs_steps, row_statistics
+from rbm._kernels import (checked_data, contrast, data_minus_chains, gibbs_steps,
+                          row_statistics)
 from rbm._validation import (
     check_array_size,
     check_bool,
@@ -226,14 +227,7 @@ class PCD:
 
     def _estimate(self, model, v0, rng):
         """The data's statistics minus the chains'."""
-        n, m = v0.shape[0], self.chains.shape[0]
-        if self.use_probabilities:
-            pos, neg = row_statistics(model, v0), row_statistics(model, self.chains)
-        else:
-            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
-            h_neg = model.hidden.sample(model.input_hidden(self.chains), rng=rng)
-            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, self.chains, h_neg)
-        return contrast(pos, n, neg, m, divide=not model.is_binary)
+        return data_minus_chains(model, v0, self.chains, self.use_probabilities, rng)
 
     def current_chains(self, model, v0, *, rng):
         """The chains' states before this call's steps: as stored, or initialised from `v0`

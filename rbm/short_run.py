@@ -43,7 +43,7 @@ layer is limited to ``MAX_SHORT_RUN_BITS`` units.
 
 import numpy as np
 
-from rbm._kernels import checked_data, contrast, gibbs_steps, row_statistics
+from rbm._kernels import checked_data, data_minus_chains, gibbs_steps
 from rbm._validation import (as_float_array, check_bool, check_distribution, check_positive_int,
                               check_rng)
 from rbm.cd_theory import update_jacobian as cd_update_jacobian
@@ -235,15 +235,9 @@ class ShortRunCD:
             One field per parameter of the model.
         """
         v0, rng = checked_data(model, data, rng)
-        n, m = v0.shape[0], self.n_chains or v0.shape[0]
+        m = self.n_chains or v0.shape[0]
         v = gibbs_steps(model, self.initial_states(model, m, rng=rng), self.k, rng)
-        if self.use_probabilities:
-            pos, neg = row_statistics(model, v0), row_statistics(model, v)
-        else:
-            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
-            h_neg = model.hidden.sample(model.input_hidden(v), rng=rng)
-            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, v, h_neg)
-        return contrast(pos, n, neg, m, divide=not model.is_binary)
+        return data_minus_chains(model, v0, v, self.use_probabilities, rng)
 
 
 # -- exact quantities ---------------------------------------------------------------------

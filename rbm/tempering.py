@@ -29,7 +29,7 @@ from rbm._validation import (
     check_enumeration_size,
     check_positive_int,
 )
-from rbm._kernels import checked_data, contrast, gibbs_steps, row_statistics
+from rbm._kernels import checked_data, data_minus_chains, gibbs_steps
 from rbm.exact import all_states
 from rbm.model import RBM, check_model
 from rbm.transition import gibbs_transition_matrix
@@ -280,12 +280,4 @@ class TemperedPCD:
             x[swap], y[swap] = y[swap].copy(), x[swap].copy()
             self._accepted[r] += swap.mean()
         self._proposed += 1
-        cold = self.chains[0]
-        n, m = v0.shape[0], cold.shape[0]
-        if self.use_probabilities:
-            pos, neg = row_statistics(model, v0), row_statistics(model, cold)
-        else:
-            h_pos = model.hidden.sample(model.input_hidden(v0), rng=rng)
-            h_neg = model.hidden.sample(model.input_hidden(cold), rng=rng)
-            pos, neg = row_statistics(model, v0, h_pos), row_statistics(model, cold, h_neg)
-        return contrast(pos, n, neg, m, divide=not model.is_binary)
+        return data_minus_chains(model, v0, self.chains[0], self.use_probabilities, rng)
