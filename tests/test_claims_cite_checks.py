@@ -11,17 +11,15 @@ the index of checks, so that ``{ref}`check <chk-...>``` in the text resolves (an
   visible verdicts are the ones the text builds on.
 """
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("index_of_checks", ROOT / "tools/index_of_checks.py")
-index = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(index)
+from tool_scripts import ROOT, load_tool
+
+index = load_tool("index_of_checks")
 
 NOTEBOOKS = index.toc_notebooks()
 # {check}`chk-...` (the page format), or the older {ref}`check <chk-...>`

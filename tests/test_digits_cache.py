@@ -8,9 +8,7 @@ a second, and one short AIS run.  A change to the package, the data or the
 script that alters the results fails here until the cache is regenerated.
 """
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,14 +17,10 @@ from threadpoolctl import threadpool_limits
 from rbm import RBM, exact
 from rbm import pseudolikelihood as pl
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("train_digits", ROOT / "tools/train_digits.py")
-td = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(td)
+from tool_scripts import RTOL, load_tool
 
-# Relative tolerance: the same code on another machine may round differently
-# (BLAS kernels), never by more than this over one segment of training.
-RTOL = 1e-9
+td = load_tool("train_digits")
+
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,8 @@
 """The index of checks (reference/checks.md) is generated from the notebooks and kept current."""
 
-import importlib.util
-from pathlib import Path
+from tool_scripts import ROOT, load_tool
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("index_of_checks", ROOT / "tools/index_of_checks.py")
-index = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(index)
+index = load_tool("index_of_checks")
 
 
 def test_index_of_checks_is_current():

@@ -13,18 +13,15 @@ A chapter is *formatted* when it is in the core part of ``_toc.yml`` or listed i
 ``FORMATTED_ADVANCED``.
 """
 
-import importlib.util
 import json
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("index_of_checks", ROOT / "tools/index_of_checks.py")
-index = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(index)
+from tool_scripts import ROOT, load_tool
+
+index = load_tool("index_of_checks")
 
 BOOK_VERDICT_BUDGET = 50
 CORE_PROSE_WORDS = 4000

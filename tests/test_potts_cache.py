@@ -5,25 +5,17 @@ tests re-derive the first segment (100 epochs) of both long runs and one seed's 
 script's own code and compare with what is committed.
 """
 
-import importlib.util
-import json
-from pathlib import Path
-
 import pytest
 from threadpoolctl import threadpool_limits
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("train_potts", ROOT / "tools/train_potts.py")
-tp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tp)
+from tool_scripts import RTOL, load_tool, read_cache
 
-# the same code on another machine may round differently (BLAS kernels), never by more than this
-RTOL = 1e-9
+tp = load_tool("train_potts")
 
 
 @pytest.fixture(scope="module")
 def cache():
-    return json.loads((ROOT / "chapters/data/potts_drelu.json").read_text())
+    return read_cache("potts_drelu")
 
 
 @pytest.mark.parametrize("n_hidden", ["2", "3"])

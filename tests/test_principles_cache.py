@@ -6,32 +6,22 @@ one core.  These tests re-derive the first measured segment of some runs with th
 code and compare with what is committed, and check where the runs are read at the budget.
 """
 
-import importlib.util
-import json
-from pathlib import Path
-
 import pytest
 from threadpoolctl import threadpool_limits
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("train_principles",
-                                              ROOT / "tools/train_principles.py")
-tp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tp)
+from tool_scripts import RTOL, load_tool, read_cache
 
-# the same code on another machine may round differently (BLAS kernels), never by more
-# than this over one segment of training
-RTOL = 1e-9
+tp = load_tool("train_principles")
 
 
 @pytest.fixture(scope="module")
 def cache():
-    return json.loads((ROOT / "chapters/data/principles_comparison.json").read_text())
+    return read_cache("principles_comparison")
 
 
 @pytest.fixture(scope="module")
 def consistency():
-    return json.loads((ROOT / "chapters/data/principles_consistency.json").read_text())
+    return read_cache("principles_consistency")
 
 
 @pytest.mark.parametrize("name", list(tp.DATASETS))

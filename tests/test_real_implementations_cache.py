@@ -6,26 +6,18 @@ the file's structure, and re-derive its scikit-learn rows (scikit-learn is in
 requirements.txt) with the script's own code, without the other libraries.
 """
 
-import importlib.util
-import json
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("check_real_implementations",
-                                              ROOT / "tools/check_real_implementations.py")
-cri = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cri)
+from tool_scripts import ROOT, RTOL, load_tool, read_cache
+
+cri = load_tool("check_real_implementations")
 
 CLASSES = {"defect of the library", "convention difference", "limitation of the oracle"}
-# the same code on another machine may round differently, never by more than this
-RTOL = 1e-9
 
 
 @pytest.fixture(scope="module")
 def cache():
-    return json.loads((ROOT / "chapters/data/real_implementations.json").read_text())
+    return read_cache("real_implementations")
 
 
 def test_the_cache_holds_every_library_and_classifies_every_failure(cache):

@@ -5,28 +5,19 @@ tests re-derive one run of each part with the script's own code and compare with
 committed, and check that the file holds every run the chapter reads.
 """
 
-import importlib.util
-import json
-from pathlib import Path
-
 import pytest
 from threadpoolctl import threadpool_limits
 
 from rbm.datasets import bars_and_stripes
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("train_recipe", ROOT / "tools/train_recipe.py")
-tr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tr)
+from tool_scripts import RTOL, load_tool, read_cache
 
-# the same code on another machine may round differently (BLAS kernels), never by more
-# than this over one run
-RTOL = 1e-9
+tr = load_tool("train_recipe")
 
 
 @pytest.fixture(scope="module")
 def cache():
-    return json.loads((ROOT / "chapters/data/practical_recipe.json").read_text())
+    return read_cache("practical_recipe")
 
 
 def test_the_cache_holds_every_run(cache):

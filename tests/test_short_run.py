@@ -1,8 +1,6 @@
 """Tests of rbm.short_run: the short-run (Rdm-k) estimator and its exact theory."""
 
 import itertools
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +11,7 @@ from rbm.short_run import (ShortRunCD, expected_update, independent_marginals, k
                            kl_gradient, kl_to_k_step, noisy_prototypes, start_distribution,
                            update_jacobian)
 from rbm.training import train
+from tool_scripts import load_tool, read_cache
 
 
 def brute_force_law(model, p0, k):
@@ -196,17 +195,9 @@ def test_exact_functions_validate():
 
 
 def test_cache_rederives_one_run():
-    """The cache of tools/train_short_run.py: one short run re-derived from scratch."""
-    import importlib.util
-    root = Path(__file__).resolve().parents[1]
-    cache = root / "chapters" / "data" / "short_run.json"
-    if not cache.exists():
-        pytest.skip("no cache yet: make shortrun")
-    spec = importlib.util.spec_from_file_location("train_short_run",
-                                                  root / "tools" / "train_short_run.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    stored = json.loads(cache.read_text())
+    """The cache of tools/train_short_run.py (committed): one short run re-derived from scratch."""
+    tool = load_tool("train_short_run")
+    stored = read_cache("short_run")
     run = stored["runs"]["bars"]["rdm-1"]
     fresh = tool.run("bars", "rdm-1", steps=tool.CHECK_STEPS)
     n = len(fresh["kl"])

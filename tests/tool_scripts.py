@@ -1,0 +1,29 @@
+"""What the cache tests share: the scripts of ``tools/`` loaded as modules, and their caches.
+
+Each heavy chapter reads a cache in ``chapters/data`` written by a ``make`` target that runs a
+script of ``tools/``; its test module loads that script with :func:`load_tool` and re-derives a
+part of the cache with the script's own code.
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# the same code on another machine may round differently (BLAS kernels), never by more than
+# this over one segment of training
+RTOL = 1e-9
+
+
+def load_tool(name):
+    """The script ``tools/<name>.py`` as a module (``tools/`` is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_cache(stem):
+    """The JSON cache ``chapters/data/<stem>.json``."""
+    return json.loads((ROOT / "chapters" / "data" / f"{stem}.json").read_text())
