@@ -116,36 +116,26 @@ endif
 bench-training: $(STAMP)
 	$(PY) -m benchmarks.run_all --training
 
-# chapters/digits_full_size reads what this writes (chapters/data/digits_full_size.*); re-execute it after.
-digits: $(STAMP)
-	$(PY) tools/train_digits.py
-
-# chapters/estimating_log_z reads what this writes (chapters/data/logz_estimators.json), from
-# the models `make digits` wrote; re-execute it after.
-logz: $(STAMP)
-	$(PY) tools/logz_estimators.py
-
-# chapters/around_the_partition_function reads what this writes
-# (chapters/data/principles_comparison.json and principles_consistency.json); re-execute it
-# after. Roughly half an hour of one core (`tools/train_principles.py DIR digits/1-2 bars/1-2 ...`
-# splits it over processes; then `tools/train_principles.py DIR merge`).
-principles: $(STAMP)
-	$(PY) tools/train_principles.py
-
-# chapters/other_unit_types reads what this writes (chapters/data/potts_drelu.json); re-execute
-# it after.
-potts: $(STAMP)
-	$(PY) tools/train_potts.py
-
-# chapters/practical_recipe_measured reads what this writes (chapters/data/practical_recipe.json);
-# re-execute it after. About a minute of one idle core.
-recipe: $(STAMP)
-	$(PY) tools/train_recipe.py
-
-# The training runs of chapters/short_run_chains.ipynb (chapters/data/short_run.json), about
-# three minutes of one core; re-execute the chapter after.
-shortrun: $(STAMP)
-	$(PY) tools/train_short_run.py
+# The caches of the heavy chapters: each target runs one script of tools/, which writes
+# chapters/data/<file>; re-execute the chapter after (`make execute`). Times are for one core.
+#   digits      train_digits.py        digits_full_size.*          digits_full_size (about 20 min)
+#   logz        logz_estimators.py     logz_estimators.json        estimating_log_z, from the
+#                                                                  models `make digits` wrote
+#   principles  train_principles.py    principles_comparison.json, around_the_partition_function
+#                                      principles_consistency.json (about half an hour;
+#               `tools/train_principles.py DIR digits/1-2 bars/1-2 ...` splits it over
+#               processes, then `tools/train_principles.py DIR merge`)
+#   potts       train_potts.py         potts_drelu.json            other_unit_types (about 5 min)
+#   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
+#   shortrun    train_short_run.py     short_run.json              short_run_chains (about 3 min)
+TOOL_digits := train_digits
+TOOL_logz := logz_estimators
+TOOL_principles := train_principles
+TOOL_potts := train_potts
+TOOL_recipe := train_recipe
+TOOL_shortrun := train_short_run
+digits logz principles potts recipe shortrun: $(STAMP)
+	$(PY) tools/$(TOOL_$@).py
 
 # rbm.testing on RBM libraries written by others (chapters/data/real_implementations.json,
 # which chapters/checking_an_implementation reads; re-execute it after). Their dependencies
