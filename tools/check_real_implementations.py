@@ -1,7 +1,9 @@
 """Run ``rbm.testing`` on RBM implementations written by others, as a user would (issue 38).
 
 Three libraries: scikit-learn's ``BernoulliRBM`` (requirements.txt), ``boltzmannclean``
-(NumPy) and ``rbms`` (PyTorch), pinned in tools/requirements-real-implementations.txt.
+(NumPy) and ``rbms`` (PyTorch), pinned in tools/requirements-real-implementations.txt; and
+a small RBM written here in JAX (jax, pinned there too), checked through an adapter of JAX
+arrays and keys to NumPy arrays and generators.
 Each library gets a small wrapper (its lines are counted and cached); every check of
 ``rbm.testing`` that applies is run on the test model of chapters/checking_an_implementation
 (4 x 4, weights and biases of scale 1, seed 3; six rows, seed 1) or on its copy with weights
@@ -178,16 +180,63 @@ def wrap_rbms(W, b, c, dtype=np.float64):
             "gibbs": gibbs, "ais": ais, "pcd": pcd, "tempering": tempering}
 
 
+def jax_rbm(W, b, c):
+    """A small RBM written in JAX, as a user would write it: the code under test."""
+    import jax
+    import jax.numpy as jnp
+    W, b, c = jnp.asarray(W), jnp.asarray(b), jnp.asarray(c)
+
+    def free_energy(v):
+        return -v @ b - jnp.logaddexp(0.0, v @ W + c).sum(axis=-1)
+
+    def p_h(v):
+        return jax.nn.sigmoid(v @ W + c)
+
+    def p_v(h):
+        return jax.nn.sigmoid(h @ W.T + b)
+
+    def gibbs(key, v):
+        key_h, key_v = jax.random.split(key)
+        h = jax.random.bernoulli(key_h, p_h(v)).astype(v.dtype)
+        return jax.random.bernoulli(key_v, p_v(h)).astype(v.dtype)
+
+    return {"free_energy": free_energy, "p_h": p_h, "p_v": p_v, "gibbs": gibbs}
+
+
+def wrap_jax(W, b, c, x64=True):
+    import jax
+    import jax.numpy as jnp
+
+    def adapt(f, random=False):  # NumPy in, JAX inside, NumPy float64 out
+        def call(x, rng=None):
+            with jax.enable_x64(x64):  # off: JAX's default, float32
+                args = [jnp.asarray(x)]
+                if random:  # the check's NumPy generator seeds a JAX key
+                    args.insert(0, jax.random.key(int(rng.integers(2**31))))
+                return np.asarray(f(*args), dtype=np.float64)
+        return call
+
+    with jax.enable_x64(x64):
+        code = jax_rbm(W, b, c)
+    return {"free_energy": adapt(code["free_energy"]), "prob_h_given_v": adapt(code["p_h"]),
+            "prob_v_given_h": adapt(code["p_v"]), "gibbs": adapt(code["gibbs"], random=True)}
+
+
 WRAPPERS = {"scikit-learn": wrap_sklearn, "boltzmannclean": wrap_boltzmannclean,
-            "rbms": wrap_rbms}
+            "rbms": wrap_rbms, "jax": wrap_jax}
 DISTRIBUTIONS = {"scikit-learn": "scikit-learn", "boltzmannclean": "boltzmannclean",
-                 "rbms": "rbms"}
+                 "rbms": "rbms", "jax": "jax"}
+
+
+def code_lines(function):
+    """Lines of a function's source, blank lines and comments excluded."""
+    source = inspect.getsource(function).splitlines()
+    return sum(1 for line in source if line.strip() and not line.strip().startswith("#"))
 
 
 def wrapper_lines(library):
     """Lines of the library's wrapper, blank lines and comments excluded."""
-    source = inspect.getsource(WRAPPERS[library]).splitlines()
-    return sum(1 for line in source if line.strip() and not line.strip().startswith("#"))
+    return code_lines(WRAPPERS[library])
 
 
 # ---------------------------------------------------------------- the checks
@@ -427,7 +476,43 @@ def rbms_tempering_row():
     return row
 
 
-ROWS = {"scikit-learn": sklearn_rows, "boltzmannclean": boltzmannclean_rows, "rbms": rbms_rows}
+def jax_rows():
+    """The RBM written in JAX, through the adapter: in float64 (x64), and in JAX's default
+    float32, whose failure at float64's tolerance is tested against the x64 run."""
+    x64, x32 = wrap_jax(W, B, C), wrap_jax(W, B, C, x64=False)
+    big = wrap_jax(BIG.W, BIG.b, BIG.c)
+    rows = [{"check": "conditionals p(h|v), p(v|h), x64", **run(
+                testing.check_conditionals, MODEL, prob_h_given_v=x64["prob_h_given_v"],
+                prob_v_given_h=x64["prob_v_given_h"])},
+            {"check": "free energy, x64", **run(testing.check_free_energy, x64["free_energy"],
+                                                MODEL)},
+            {"check": "free energy, x64, weights x 40", **run(
+                testing.check_free_energy, big["free_energy"], BIG)},
+            {"check": "Gibbs step (jax.random), x64", **run(
+                testing.check_gibbs_step, x64["gibbs"], MODEL, rng=20)},
+            {"check": "free energy, float32 (JAX's default), rtol 1e-6", **run(
+                testing.check_free_energy, x32["free_energy"], MODEL, rtol=1e-6)},
+            {"check": "Gibbs step (jax.random), float32 (JAX's default)", **run(
+                testing.check_gibbs_step, x32["gibbs"], MODEL, rng=21)}]
+    strict = {"check": "free energy, float32 (JAX's default), float64's tolerance, its x64 run "
+                       "as float64", **run(testing.check_free_energy, x32["free_energy"], MODEL,
+                                           float64=x64["free_energy"])}
+    by_hand = by_hand_free_energy(STATES, W, B, C)
+    found32 = x32["free_energy"](STATES)
+    strict.update(classification="convention difference", evidence={
+        "what": "JAX computes in float32 unless 64-bit types are enabled (jax_enable_x64); "
+                "the same code with them passes (the row 'free energy, x64'); by hand in "
+                "NumPy over the 16 states",
+        "float32 values": bool(np.array_equal(found32.astype(np.float32), found32)),
+        "largest difference from F by hand, float32": float(np.abs(found32 - by_hand).max()),
+        "largest difference from F by hand, x64": float(np.abs(
+            x64["free_energy"](STATES) - by_hand).max())})
+    rows.append(strict)
+    return rows
+
+
+ROWS = {"scikit-learn": sklearn_rows, "boltzmannclean": boltzmannclean_rows, "rbms": rbms_rows,
+        "jax": jax_rows}
 
 
 def main(libraries=tuple(ROWS)):
@@ -443,6 +528,10 @@ def main(libraries=tuple(ROWS)):
         cache["libraries"][library] = {
             "version": importlib.metadata.version(DISTRIBUTIONS[library]),
             "wrapper_lines": wrapper_lines(library), "checks": rows}
+        if library == "jax":  # the code under test and its adapter, shown in the chapter
+            cache["libraries"][library].update(
+                code_lines=code_lines(jax_rbm), code=inspect.getsource(jax_rbm),
+                adapter=inspect.getsource(wrap_jax))
         print(f"{library}: {sum(r['passed'] for r in rows)} of {len(rows)} checks hold")
     return cache
 
