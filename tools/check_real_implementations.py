@@ -89,8 +89,21 @@ def wrap_sklearn(W, b, c, batch_size=10):
             return twin.components_.T, twin.intercept_visible_, twin.intercept_hidden_
         return step
 
+    def persistent(n_chains):  # this object, its own chains h_samples_ kept across calls
+        sk.batch_size, sk.h_samples_ = n_chains, np.zeros((n_chains, W.shape[1]))
+
+        def parameters():
+            return (sk.components_.T.copy(), sk.intercept_visible_.copy(),
+                    sk.intercept_hidden_.copy())
+
+        def step(d, rng):
+            sk.random_state_ = seeded(rng)
+            sk.partial_fit(d)
+            return parameters()
+        return {"step": step, "chains": lambda: sk.h_samples_.copy(), "parameters": parameters}
+
     return {"object": sk, "prob_h_given_v": sk.transform, "gibbs": gibbs, "score": score,
-            "partial_fit": partial_fit}
+            "partial_fit": partial_fit, "persistent": persistent}
 
 
 def wrap_boltzmannclean(W, b, c):
@@ -271,16 +284,26 @@ def sklearn_rows():
         n_draws=500, rng=10)}
     short.update(classification="defect of the library", evidence=sklearn_short_batch_by_hand())
     rows.append(short)
+    for n_chains, seed in ((3, 22), (4, 23)):  # its own object across calls: 6 rows in batches
+        own = wrap_sklearn(W, B, C)["persistent"](n_chains)  # of 3, or of 4 and 2
+        rows.append({"check": f"partial_fit's own persistent chains across calls, batches of "
+                              f"{n_chains} ({n_chains} chains) on 6 rows", **run(
+            testing.check_persistent_estimator, own["step"], own["chains"], MODEL, DATA,
+            batch_size=n_chains, chain_layer="hidden", parameters=own["parameters"],
+            learning_rate=0.1, rng=seed)})
+    rows[-1].update(classification="defect of the library",
+                    evidence=sklearn_short_batch_by_hand(((2, 4), (4, 4), (3, 3))))
     return rows
 
 
-def sklearn_short_batch_by_hand():
+def sklearn_short_batch_by_hand(sizes=((5, 10), (10, 10), (12, 7))):
     """At W = 0 and zero biases, every p(h=1|v) is 1/2 for data and chains alike, so the
     exact expected PCD update of the hidden biases is 0; partial_fit's update of r rows with
-    C chains is lr (r/2 - C/2) / r, deterministic.  Returned: the measured updates."""
+    C chains is lr (r/2 - C/2) / r, deterministic.  Returned: the measured updates, for each
+    (rows, chains) of `sizes`."""
     step = wrap_sklearn(np.zeros((4, 4)), np.zeros(4), np.zeros(4))["partial_fit"]
     found = {}
-    for rows, chains in ((5, 10), (10, 10), (12, 7)):
+    for rows, chains in sizes:
         _, _, c1 = step(np.zeros((chains, 4)))(np.zeros((4, 4)), np.zeros(4), np.zeros(4),
                                                 np.ones((rows, 4)), np.random.default_rng(0))
         found[f"{rows} rows, {chains} chains"] = {
