@@ -58,7 +58,10 @@ message names the worst entries, their difference from the exact value
 (and for draws, in standard errors), and a cause only where the values
 were tested against it: a known mistake (the gradient's sign, CD-(k-1) in
 place of CD-k, a transposed ``W``, a missing bias...), float32 rounding
-(only when the values are float32 numbers within a few float32 spacings),
+(only when the values are float32 numbers within a few dozen float32
+spacings *and* the same computation in float64, passed as ``float64=``,
+holds the tolerance: if it fails too, the message names a defect that
+float32 does not explain, and without it rounding is called untested),
 an additive constant (only when every state's difference agrees within
 the tolerance), an overflow (only at inputs past the overflow threshold),
 a generator that does not advance (only when fresh generators give other
@@ -122,6 +125,14 @@ _DOCS = {
     "name and label": "    name : str\n        What the verdict and the failure call the check.\n"
                       "    label : str, optional\n        For :func:`rbm.checks.verdict`.",
     "returns a CheckResult": "    Returns\n    -------\n    CheckResult",
+    "float64": (
+        "    float64 : callable, optional\n"
+        "        The same computation in float64, with the same signature (e.g. the\n"
+        "        library's model built in float64).  Called only when a failure's values\n"
+        "        are float32 numbers within a few dozen float32 spacings of the exact\n"
+        "        values: float32 rounding is then named only if these values pass the\n"
+        "        same tolerance; if they fail too, the message names a defect that\n"
+        "        float32 does not explain.  Without it, rounding is called untested."),
 }
 
 
@@ -786,7 +797,7 @@ def _pass(name, result, label, text):
 
 @_documented
 def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1e-10,
-                       rtol=1e-10, name="conditionals", label=None):
+                       rtol=1e-10, float64=None, name="conditionals", label=None):
     r"""The conditional means :math:`\mathbb E[h \mid v]` and :math:`\mathbb E[v \mid h]` against exact values.
 
     For {0,1} units they are :math:`p(h_j{=}1 \mid v) = \sigma(c_j + (v^\top W)_j)`
@@ -808,6 +819,14 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     tol, rtol : float, default 1e-10
         An entry passes if it is within ``tol + rtol * |exact|`` (float32
         code needs about 1e-6).
+    float64 : dict, optional
+        ``{"prob_h_given_v": f, "prob_v_given_h": g}`` (either key or both):
+        the same conditionals computed in float64.  Called only when a
+        failure's values are float32 numbers within a few dozen float32
+        spacings of the exact values: float32 rounding is then named only if
+        these values pass the same tolerance; if they fail too, the message
+        names a defect that float32 does not explain.  Without it, rounding
+        is called untested.
     <name, label, returns, raises>
         Naming the worst entry, its exact value and the slip its values match, if any.
     TypeError, ValueError
@@ -835,6 +854,12 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     rtol = check_positive_float(rtol, "rtol", allow_zero=True)
     if prob_h_given_v is None and prob_v_given_h is None:
         raise ValueError("give prob_h_given_v, prob_v_given_h or both")
+    float64 = {} if float64 is None else float64
+    if not isinstance(float64, dict) or not set(float64) <= {"prob_h_given_v", "prob_v_given_h"}:
+        raise ValueError("float64 must be a dict with the keys 'prob_h_given_v' and/or "
+                         f"'prob_v_given_h', got {float64!r}")
+    for key, f in float64.items():
+        _callable(f, f"float64[{key!r}]")
     counts = []
     for f, given, out in ((prob_h_given_v, "visible", "hidden"),
                           (prob_v_given_h, "hidden", "visible")):
@@ -856,7 +881,8 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
                                                  else alt.mean_v_given_h)(X))], tol, rtol)]
             cause = (f" Your values match the model with {slips[0][0]}: a common cause is that "
                      f"{slips[0][1]}." if slips else
-                     _rounding_cause(values, mean(X)) or
+                     _rounding_cause(values, mean(X), tol, rtol, _float64_rerun(
+                         float64.get(f_name), found_warnings, what, values.shape, X)) or
                      " Common causes: W transposed, a bias left out or added twice, the sign "
                      "of the coupling.")
             symbol = "v" if given == "visible" else "h"
@@ -1238,9 +1264,15 @@ _EXP_OVERFLOW = {"float32": float(np.log(np.finfo(np.float32).max)),
 _WIDEST_FIRST = sorted(_EXP_OVERFLOW.items(), key=lambda item: -item[1])
 
 
-def _rounding_cause(values, exact_values):
-    """A sentence naming float32 rounding, only if the values are float32 numbers within
-    ``_FLOAT32_SPACINGS`` float32 spacings of the exact values; else ''."""
+def _rounding_cause(values, exact_values, tol, rtol, rerun=None):
+    """A sentence about float32 rounding, if the values are float32 numbers within
+    ``_FLOAT32_SPACINGS`` float32 spacings of the exact values; else ''.
+
+    Rounding is named only when it is tested: ``rerun()`` gives the same computation in
+    float64 (the check's `float64` argument), and rounding is the cause only if those values
+    pass the same tolerance.  If they fail too, the error is a defect that float32 does not
+    explain; without `rerun`, the sentence says the cause is untested and how to test it.
+    """
     values, exact_values = np.asarray(values, dtype=float), np.asarray(exact_values, dtype=float)
     if not np.isfinite(values).all():
         return ""
@@ -1249,10 +1281,35 @@ def _rounding_cause(values, exact_values):
     spacings = float(np.max(np.abs(values - exact_values) / spacing))
     if not (np.array_equal(as_float32, values) and spacings <= _FLOAT32_SPACINGS):
         return ""
-    rel = float(np.max(np.abs(values - exact_values) / np.maximum(np.abs(exact_values), 1.0)))
-    return (f" Your values are float32 numbers, within {spacings:.3g} float32 spacings of the "
-            f"exact values: the rounding of float32 arithmetic (if float32 is meant, "
-            f"tol = rtol = {2 * rel:.1g} passes them).")
+    within = (f" Your values are float32 numbers, within {spacings:.3g} float32 spacings of "
+              f"the exact values")
+    if rerun is None:
+        return (f"{within}; float32 rounding would fit, but it is not tested, and a defect "
+                f"of this size fits too: pass float64= (the same computation in float64), and "
+                f"the check names rounding only if that passes.")
+    values64 = np.asarray(rerun(), dtype=float)
+    bad64, gap64 = _compare(values64, exact_values, tol, rtol)
+    if not bad64:
+        rel = float(np.max(np.abs(values - exact_values) / np.maximum(np.abs(exact_values), 1.0)))
+        return (f"{within}, and your float64 counterpart passes (largest difference "
+                f"{float(np.max(gap64)):.3g}): the rounding of float32 arithmetic (if float32 "
+                f"is meant, tol = rtol = {2 * rel:.1g} passes them).")
+    if np.array_equal(values64.astype(np.float32).astype(float), values64):
+        return (f"{within}; your float64 counterpart returns float32 numbers too (it does not "
+                f"compute in float64), so float32 rounding is untested.")
+    return (f"{within}, but your float64 counterpart is off too ({len(bad64)} of "
+            f"{values64.size} entries beyond the tolerance, largest difference "
+            f"{float(np.max(gap64)):.3g}): a defect that float32 rounding does not explain "
+            f"(a looser tolerance would hide it).")
+
+
+def _float64_rerun(float64, found_warnings, what, shape, *args):
+    """``rerun`` for :func:`_rounding_cause`: the `float64` callable on `args`, or None."""
+    if float64 is None:
+        return None
+    _callable(float64, "float64")
+    return lambda: _array(_call(float64, found_warnings, *(np.copy(a) for a in args),
+                                what=f"your float64 {what}"), f"your float64 {what}", shape)
 
 
 def _overflow_cause(values, model):
@@ -1279,6 +1336,13 @@ def _overflow_cause(values, model):
     return " Your values are not finite: " + "; or ".join(causes) + "."
 
 
+def _minus_offset(values, exact_values, up_to_constant):
+    """`values` less their median difference from `exact_values` if `up_to_constant`."""
+    if up_to_constant and np.isfinite(values).all():
+        return values - float(np.median(values - exact_values))
+    return values
+
+
 def _gap(found, expected, digits=10):
     """``is <found>; the exact value is <expected> (difference <d>``, shared by every check."""
     return (f"is {found:.{digits}g}; the exact value is {expected:.{digits}g} (difference "
@@ -1287,7 +1351,7 @@ def _gap(found, expected, digits=10):
 
 @_documented
 def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
-                      name="free energy", label=None):
+                      float64=None, name="free energy", label=None):
     r"""A free energy :math:`F(v) = -\log \sum_h e^{-E(v, h)}` at every visible state.
 
     Parameters
@@ -1303,9 +1367,10 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
         constant); the constant is reported.
     tol, rtol : float
         An entry passes within ``tol + rtol * |exact|``.
+    <float64>
     <name, label, returns, raises>
         Naming the worst state, and a cause: a constant offset, the sign,
-        an overflowing softplus.
+        an overflowing softplus, float32 rounding (tested with `float64`).
 
     Examples
     --------
@@ -1322,9 +1387,19 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
     ...
     rbm.testing.CheckFailed: free energy: F(...) is -inf; the exact value is ...
     ... overflows ...
+
+    Float32 values are blamed on rounding only if the same code in float64 passes:
+
+    >>> in_float32 = lambda v: NumpyRBM(W, b, c).free_energy(v).astype(np.float32)
+    >>> check_free_energy(in_float32, (W, b, c), float64=NumpyRBM(W, b, c).free_energy)
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: free energy: ... the rounding of float32 arithmetic ...
     """
     model = as_model(model)
     _callable(free_energy, "free_energy")
+    if float64 is not None:
+        _callable(float64, "float64")
     tol = check_positive_float(tol, "tol", allow_zero=True)
     rtol = check_positive_float(rtol, "rtol", allow_zero=True)
     V = _all_states(model.visible)
@@ -1333,8 +1408,8 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
     values = _array(_call(free_energy, found_warnings, V.copy(), what="your free_energy"),
                     "your free energy", (len(V),))
     offset = 0.0
-    if up_to_constant and np.isfinite(values).all():
-        offset = float(np.median(values - F))  # one state off stays one state off
+    if up_to_constant and np.isfinite(values).all():  # one state off stays one state off
+        offset = float(np.median(values - F))
     bad, _ = _compare(values - offset, F, tol, rtol)
     if bad:
         (i,) = bad[0]
@@ -1352,7 +1427,9 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
             cause = " Your values are -F(v): the sign is reversed (log sum_h e^{-E} is -F)."
             slip = "-F"
         else:
-            cause = _rounding_cause(values - offset, F)
+            rerun = _float64_rerun(float64, found_warnings, "free energy", (len(V),), V)
+            cause = _rounding_cause(values - offset, F, tol, rtol, rerun and (
+                lambda: _minus_offset(rerun(), F, up_to_constant)))
         entry = f"F{_state(V[i])}"
         _fail(name, f"{entry} " + _gap(values[i] - offset, F[i])
               + f"; {len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|"
@@ -1366,7 +1443,8 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
 
 
 @_documented
-def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=None):
+def check_log_partition(log_partition, model, *, tol=1e-9, float64=None, name="log Z",
+                        label=None):
     r""":math:`\log Z = \log \sum_{v, h} e^{-E(v, h)}` against its exact value (no additive constant).
 
     Parameters
@@ -1377,6 +1455,7 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
     tol : float, default 1e-9
         Absolute tolerance.
+    <float64>
     <name, label, returns, raises>
         With the exact value and the difference, named when it is a known
         convention (a multiple of log 2, the sign).
@@ -1392,6 +1471,8 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
     """
     model = as_model(model)
     _callable(log_partition, "log_partition")
+    if float64 is not None:
+        _callable(float64, "float64")
     tol = check_positive_float(tol, "tol", allow_zero=True)
     log_z = exact.log_partition(model)
     found_warnings = []
@@ -1409,7 +1490,8 @@ def check_log_partition(log_partition, model, *, tol=1e-9, name="log Z", label=N
         elif not cause and abs(value + log_z) <= tol:
             cause, slip = " Your value is -log Z: the sign is reversed.", "-log Z"
         elif not cause:
-            cause = _rounding_cause(np.array(value), np.array(log_z))
+            cause = _rounding_cause(np.array(value), np.array(log_z), tol, 0.0, _float64_rerun(
+                float64, found_warnings, "log Z", ()))
         _fail(name, "your value " + _gap(value, log_z) + f" > {tol:g}).", cause,
               found_warnings, entry="log Z", found=value, expected=log_z, slip=slip)
     return _pass(name, CheckResult(name, 0.0, np.nan, 1, 0, tol), label,
@@ -1546,8 +1628,8 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
 
 
 @_documented
-def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-likelihood",
-                         label=None):
+def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, float64=None,
+                         name="log-likelihood", label=None):
     r""":math:`\log p(v) = -F(v) - \log Z` of the rows of `data` (per row, or their mean).
 
     Parameters
@@ -1559,6 +1641,7 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
     data : array_like of shape (n_samples, n_visible)
     tol : float, default 1e-9
         Absolute tolerance, per row or on the mean.
+    <float64>
     <name, label, returns, raises>
         With the exact value, and the convention it matches if any (the sum
         over rows, :math:`-F` without :math:`\log Z`, base 2).
@@ -1575,6 +1658,8 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
     """
     model = as_model(model)
     _callable(log_likelihood, "log_likelihood")
+    if float64 is not None:
+        _callable(float64, "float64")
     tol = check_positive_float(tol, "tol", allow_zero=True)
     data = _data(model, data)
     log_p = exact.log_prob(model, data)
@@ -1600,7 +1685,9 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, name="log-lik
         slips = _matches(values, [(what, np.asarray(x, dtype=float))
                                   for what, x in alternatives], tol, 0.0)
         cause = (f" Your values are {slips[0]}." if slips else
-                 _overflow_cause(values, model) or _rounding_cause(values, target))
+                 _overflow_cause(values, model) or _rounding_cause(values, target, tol, 0.0,
+                                                                   _float64_rerun(
+                     float64, found_warnings, "log-likelihood", values.shape, data)))
         where = f" of row {bad[0][0]}" if per_row else " (the mean over rows)"
         _fail(name, f"your value{where} " + _gap(values[bad[0]], target[bad[0]]) + ").", cause,
               found_warnings, entry=f"row {bad[0][0]}" if per_row else "mean over rows",
@@ -1616,8 +1703,8 @@ _CONVENTIONS = ("sum", "mean")
 
 @_documented
 def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum", tol=1e-9,
-                            n_draws=None, alpha=1e-3, rng=None, name="pseudo-likelihood",
-                            label=None):
+                            n_draws=None, alpha=1e-3, rng=None, float64=None,
+                            name="pseudo-likelihood", label=None):
     r"""The pseudo-log-likelihood of each row, exact or estimated, against its exact value.
 
     :math:`\operatorname{PL}(v) = \sum_i \log p(v_i \mid v_{-i})` with
@@ -1644,6 +1731,13 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     alpha : float, default 1e-3
     rng : numpy.random.Generator or int, optional
         Needed with `n_draws`.
+    float64 : callable, optional
+        Without `n_draws` only: the same computation in float64, with the
+        same signature.  Called only when a failure's values are float32
+        numbers within a few dozen float32 spacings of the exact values:
+        float32 rounding is then named only if these values pass the same
+        tolerance; if they fail too, the message names a defect that
+        float32 does not explain.  Without it, rounding is called untested.
     <name, label, returns, raises>
         Naming the worst row and the convention the values match, if another.
 
@@ -1664,6 +1758,11 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     """
     model = as_model(model)
     _callable(pseudo_likelihood, "pseudo_likelihood")
+    if float64 is not None:
+        if n_draws is not None:
+            raise ValueError("float64 is for a deterministic pseudo-likelihood (no n_draws): "
+                             "the t-tests of draws do not name float32 rounding")
+        _callable(float64, "float64")
     if convention not in _CONVENTIONS:
         raise ValueError(f"convention must be 'sum' or 'mean', got {convention!r}")
     tol = check_positive_float(tol, "tol", allow_zero=True)
@@ -1696,7 +1795,9 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
             alts = [(what, x if per_row else np.array(x.mean())) for what, _, x in alternatives]
             slips = _matches(values, alts, tol, 0.0)
             cause = (f" Your values are {slips[0]}." if slips else
-                     _overflow_cause(values, model) or _rounding_cause(values, goal))
+                     _overflow_cause(values, model) or _rounding_cause(
+                         values, goal, tol, 0.0, _float64_rerun(
+                             float64, found_warnings, "pseudo-likelihood", values.shape, data)))
             where = f"row {bad[0][0]}" if per_row else "the mean over rows"
             _fail(name, f"your value for {where} ({conv}) " + _gap(values[bad[0]], goal[bad[0]])
                   + ").", cause, found_warnings, entry=where, found=values[bad[0]],

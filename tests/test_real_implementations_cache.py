@@ -1,11 +1,16 @@
 """chapters/checking_an_implementation reads chapters/data/real_implementations.json; it cannot drift.
 
 ``tools/check_real_implementations.py`` (``make real-implementations``) writes it with
-libraries that are not in requirements.txt (torch, rbms, boltzmannclean).  These tests check
-the file's structure, and re-derive its scikit-learn rows (scikit-learn is in
-requirements.txt) with the script's own code, without the other libraries.
+libraries that are not in requirements.txt (torch, rbms, boltzmannclean, jax).  These tests
+check the file's structure, and re-derive its scikit-learn rows (scikit-learn is in
+requirements.txt) with the script's own code, without the other libraries; of the JAX rows,
+what needs no JAX (the exact values, the code shown, the diagnosis), and the rest only where
+JAX is installed.
 """
 
+import importlib.util
+
+import numpy as np
 import pytest
 
 from tool_scripts import ROOT, RTOL, load_tool, read_cache
@@ -67,12 +72,19 @@ def test_the_scikit_learn_rows_are_reproduced(cache):
         for key in ("largest_z", "found", "expected", "z"):
             if old.get(key) is not None:
                 assert new[key] == pytest.approx(old[key], rel=RTOL), (new["check"], key)
-    short = rows[-1]["evidence"]["values"]
-    for measured in short.values():  # the deterministic update equals the hand formula
-        assert measured["hidden bias update"] == pytest.approx(
-            measured["by hand lr (r - C) / (2 r)"], abs=1e-15)
-        assert measured["spread"] == 0.0
-    assert short == cached["checks"][-1]["evidence"]["values"]
+    for new, old in zip(rows, cached["checks"]):
+        if new.get("classification") != "defect of the library":
+            continue
+        short = new["evidence"]["values"]
+        for measured in short.values():  # the deterministic update equals the hand formula
+            assert measured["hidden bias update"] == pytest.approx(
+                measured["by hand lr (r - C) / (2 r)"], abs=1e-15)
+            assert measured["spread"] == 0.0
+        assert short == old["evidence"]["values"]
+    # its own object across calls: full batches pass, the short batch of 2 rows fails
+    own = [row for row in rows if "own persistent chains" in row["check"]]
+    assert [row["passed"] for row in own] == [True, False]
+    assert "batches of 2 rows" in own[1]["message"]
 
 
 def test_the_script_refuses_an_unclassified_failure(monkeypatch):
@@ -83,11 +95,16 @@ def test_the_script_refuses_an_unclassified_failure(monkeypatch):
         cri.main(("scikit-learn",))
 
 
+def pinned(path):
+    """The names of the packages a requirements file pins (``name==version`` lines)."""
+    return {line.split("==")[0].strip().lower() for line in (ROOT / path).read_text().splitlines()
+            if "==" in line and not line.lstrip().startswith("#")}
+
+
 def test_the_third_party_libraries_are_not_needed_here():
-    requirements = (ROOT / "requirements.txt").read_text()
-    for name in ("torch", "rbms", "boltzmannclean"):
-        assert name not in requirements
-        assert name in (ROOT / "tools/requirements-real-implementations.txt").read_text()
+    for name in ("torch", "rbms", "boltzmannclean", "jax", "jaxlib"):
+        assert name not in pinned("requirements.txt")
+        assert name in pinned("tools/requirements-real-implementations.txt")
 
 
 def test_the_tempering_law_by_hand_is_reproduced_and_exact_without_tempering(cache):
@@ -99,3 +116,51 @@ def test_the_tempering_law_by_hand_is_reproduced_and_exact_without_tempering(cac
     assert law == pytest.approx(row["evidence"]["stationary law by hand"], abs=1e-12)
     assert exact == pytest.approx(row["evidence"]["p(v) by hand"], abs=1e-12)
     assert abs(law - exact).max() > 0.01
+
+
+def jax_entry(cache):
+    return cache["libraries"]["jax"], {row["check"]: row for row in cache["libraries"]["jax"]
+                                       ["checks"]}
+
+
+def test_the_jax_code_and_adapter_shown_are_the_scripts(cache):
+    entry, _ = jax_entry(cache)
+    assert entry["code"] == cri.inspect.getsource(cri.jax_rbm)
+    assert entry["adapter"] == cri.inspect.getsource(cri.wrap_jax)
+    assert entry["code_lines"] == cri.code_lines(cri.jax_rbm)
+    assert entry["wrapper_lines"] == cri.code_lines(cri.wrap_jax) < 20
+
+
+def test_the_jax_float32_failure_is_rounding_re_derived_without_jax(cache):
+    """The failing row's exact value and its diagnosis, from the cache and rbm alone."""
+    _, rows = jax_entry(cache)
+    assert [name for name, row in rows.items() if not row["passed"]] == [
+        "free energy, float32 (JAX's default), float64's tolerance, its x64 run as float64"]
+    row = next(row for row in rows.values() if not row["passed"])
+    state = np.array([float(x) for x in row["entry"][2:-1].split(", ")])
+    assert row["expected"] == pytest.approx(float(cri.MODEL.free_energy(state[None])[0]),
+                                            rel=RTOL)
+    assert np.float32(row["found"]) == row["found"]  # a float32 number...
+    spacing = float(np.spacing(np.float32(abs(row["expected"]))))
+    assert 0 < abs(row["found"] - row["expected"]) <= 8 * spacing  # ...off by a few spacings
+    assert "the rounding of float32 arithmetic" in row["message"]
+    assert "float64 counterpart passes" in row["message"]
+    evidence = row["evidence"]
+    assert evidence["largest difference from F by hand, x64"] <= 1e-12
+    assert 1e-9 < evidence["largest difference from F by hand, float32"] <= 1e-5
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                    reason="jax is not installed here (it is in .venv-real, from "
+                           "tools/requirements-real-implementations.txt): the JAX rows are "
+                           "re-derived only there")
+def test_the_jax_rows_are_reproduced(cache):
+    _, cached = jax_entry(cache)
+    rows = cri.jax_rows()
+    assert [r["check"] for r in rows] == list(cached)
+    for new in rows:
+        old = cached[new["check"]]
+        assert new["passed"] == old["passed"], new["check"]
+        for key in ("largest_z", "found", "expected"):
+            if old.get(key) is not None:
+                assert new[key] == pytest.approx(old[key], rel=RTOL), (new["check"], key)

@@ -33,10 +33,109 @@ def failure_of(check):
 
 # -- float32 rounding -------------------------------------------------------------------------
 
-def test_float32_code_is_named_float32_rounding():
+ROUNDING = "the rounding of float32 arithmetic"
+NOT_ROUNDING = "a defect that float32 rounding does not explain"
+
+
+def test_float32_code_is_named_float32_rounding_when_its_float64_run_passes():
     free_energy = impl("softplus overflow").free_energy  # float32, finite on the small model
-    err = failure_of(lambda: testing.check_free_energy(free_energy, MODEL))
+    err = failure_of(lambda: testing.check_free_energy(free_energy, MODEL,
+                                                       float64=impl().free_energy))
     assert "float32 numbers, within" in str(err) and "float32 spacings" in str(err)
+    assert ROUNDING in str(err) and "float64 counterpart passes" in str(err)
+
+
+def test_float32_rounding_is_not_named_untested():
+    """Without a float64 run, values within float32's reach are not blamed on rounding."""
+    err = failure_of(lambda: testing.check_free_energy(impl("softplus overflow").free_energy,
+                                                       MODEL))
+    assert "float32 spacings" in str(err) and "not tested" in str(err) and "float64=" in str(err)
+    assert ROUNDING not in str(err) and NOT_ROUNDING not in str(err)
+
+
+def _spacings(values, n):
+    """`n` float32 spacings at each of `values` (at least at 1, as the diagnosis counts them)."""
+    return n * np.spacing(np.maximum(np.abs(values), 1.0).astype(np.float32)).astype(float)
+
+
+def _pair(f, planted):
+    """(float32 code, its float64 counterpart): f plus `planted` (a function of f's values)."""
+    def f64(*args):
+        values = np.asarray(f(*args), dtype=float)
+        return values + planted(values)
+    return (lambda *args: f64(*args).astype(np.float32)), f64
+
+
+def _no_defect(values):
+    return 0.0 * values
+
+
+def _defect(values):  # 20 float32 spacings at entries 0, 2, 4..., in float64 as in float32
+    flat = np.ravel(_spacings(values, 20))
+    flat[1::2] = 0.0
+    return flat.reshape(np.shape(values))
+
+
+CHECKS = {  # name -> check(code, float64): the five deterministic checks
+    "conditionals": lambda f, g: testing.check_conditionals(
+        MODEL, prob_h_given_v=f, float64=None if g is None else {"prob_h_given_v": g}),
+    "free energy": lambda f, g: testing.check_free_energy(f, MODEL, float64=g),
+    "log Z": lambda f, g: testing.check_log_partition(f, MODEL, float64=g),
+    "log-likelihood": lambda f, g: testing.check_log_likelihood(f, MODEL, DATA, float64=g),
+    "pseudo-likelihood": lambda f, g: testing.check_pseudo_likelihood(f, MODEL, DATA,
+                                                                      float64=g),
+}
+CODE = {"conditionals": impl().prob_h_given_v, "free energy": impl().free_energy,
+        "log Z": impl().log_partition, "log-likelihood": impl().log_likelihood,
+        "pseudo-likelihood": impl().pseudo_log_likelihood}
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_float32_only_rounding_is_named_rounding(check):
+    code32, code64 = _pair(CODE[check], _no_defect)
+    err = failure_of(lambda: CHECKS[check](code32, code64))
+    assert ROUNDING in str(err) and NOT_ROUNDING not in str(err), str(err)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_defect_of_the_same_size_in_float64_is_not_named_rounding(check):
+    """The case of rbms' softplus cut: 21 float32 spacings, the same error in float64."""
+    code32, code64 = _pair(CODE[check], _defect)
+    err = failure_of(lambda: CHECKS[check](code32, code64))
+    assert "float32 spacings" in str(err), str(err)  # within rounding's reach in float32...
+    assert NOT_ROUNDING in str(err) and ROUNDING not in str(err), str(err)  # ...yet not it
+
+
+def test_a_float64_counterpart_that_returns_float32_numbers_is_called_untested():
+    code32, _ = _pair(CODE["free energy"], _no_defect)
+    err = failure_of(lambda: testing.check_free_energy(code32, MODEL, float64=code32))
+    assert "returns float32 numbers too" in str(err) and ROUNDING not in str(err)
+
+
+def test_the_float64_counterpart_is_called_only_to_test_rounding():
+    calls = []
+
+    def counted(v):
+        calls.append(1)
+        return impl().free_energy(v)
+    testing.check_free_energy(impl().free_energy, MODEL, float64=counted)  # passes
+    failure_of(lambda: testing.check_free_energy(lambda v: impl().free_energy(v) + 2.5, MODEL,
+                                                 float64=counted))  # a constant, in float64
+    assert calls == []
+
+
+def test_bad_float64_arguments_are_refused_by_name():
+    with pytest.raises(TypeError, match="float64"):
+        testing.check_free_energy(impl().free_energy, MODEL, float64=3.0)
+    with pytest.raises(ValueError, match="float64"):
+        testing.check_conditionals(MODEL, prob_h_given_v=impl().prob_h_given_v,
+                                   float64={"p_h": impl().prob_h_given_v})
+    with pytest.raises(TypeError, match="float64"):
+        testing.check_conditionals(MODEL, prob_h_given_v=impl().prob_h_given_v,
+                                   float64={"prob_h_given_v": None})
+    with pytest.raises(ValueError, match="float64"):
+        testing.check_pseudo_likelihood(lambda d, r: impl().pseudo_log_likelihood(d), MODEL,
+                                        DATA, n_draws=50, rng=0, float64=lambda d, r: 0.0)
 
 
 def test_a_float64_error_of_4e5_is_not_named_float32_rounding():
@@ -51,6 +150,14 @@ def test_float32_numbers_far_beyond_float32_rounding_are_not_named_float32_round
     def off(v):
         return (impl().free_energy(v) + 0.01 * np.arange(len(v))).astype(np.float32)
     assert "float32" not in str(failure_of(lambda: testing.check_free_energy(off, MODEL)))
+    calls = []  # nor is its float64 counterpart run: rounding is out of reach
+
+    def counted(v):
+        calls.append(1)
+        return impl().free_energy(v)
+    assert "float32" not in str(failure_of(lambda: testing.check_free_energy(
+        off, MODEL, float64=counted)))
+    assert calls == []
 
 
 # -- an additive constant ---------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Run ``rbm.testing`` on RBM implementations written by others, as a user would (issue 38).
 
 Three libraries: scikit-learn's ``BernoulliRBM`` (requirements.txt), ``boltzmannclean``
-(NumPy) and ``rbms`` (PyTorch), pinned in tools/requirements-real-implementations.txt.
+(NumPy) and ``rbms`` (PyTorch), pinned in tools/requirements-real-implementations.txt; and
+a small RBM written here in JAX (jax, pinned there too), checked through an adapter of JAX
+arrays and keys to NumPy arrays and generators.
 Each library gets a small wrapper (its lines are counted and cached); every check of
 ``rbm.testing`` that applies is run on the test model of chapters/checking_an_implementation
 (4 x 4, weights and biases of scale 1, seed 3; six rows, seed 1) or on its copy with weights
@@ -87,8 +89,21 @@ def wrap_sklearn(W, b, c, batch_size=10):
             return twin.components_.T, twin.intercept_visible_, twin.intercept_hidden_
         return step
 
+    def persistent(n_chains):  # this object, its own chains h_samples_ kept across calls
+        sk.batch_size, sk.h_samples_ = n_chains, np.zeros((n_chains, W.shape[1]))
+
+        def parameters():
+            return (sk.components_.T.copy(), sk.intercept_visible_.copy(),
+                    sk.intercept_hidden_.copy())
+
+        def step(d, rng):
+            sk.random_state_ = seeded(rng)
+            sk.partial_fit(d)
+            return parameters()
+        return {"step": step, "chains": lambda: sk.h_samples_.copy(), "parameters": parameters}
+
     return {"object": sk, "prob_h_given_v": sk.transform, "gibbs": gibbs, "score": score,
-            "partial_fit": partial_fit}
+            "partial_fit": partial_fit, "persistent": persistent}
 
 
 def wrap_boltzmannclean(W, b, c):
@@ -178,16 +193,63 @@ def wrap_rbms(W, b, c, dtype=np.float64):
             "gibbs": gibbs, "ais": ais, "pcd": pcd, "tempering": tempering}
 
 
+def jax_rbm(W, b, c):
+    """A small RBM written in JAX, as a user would write it: the code under test."""
+    import jax
+    import jax.numpy as jnp
+    W, b, c = jnp.asarray(W), jnp.asarray(b), jnp.asarray(c)
+
+    def free_energy(v):
+        return -v @ b - jnp.logaddexp(0.0, v @ W + c).sum(axis=-1)
+
+    def p_h(v):
+        return jax.nn.sigmoid(v @ W + c)
+
+    def p_v(h):
+        return jax.nn.sigmoid(h @ W.T + b)
+
+    def gibbs(key, v):
+        key_h, key_v = jax.random.split(key)
+        h = jax.random.bernoulli(key_h, p_h(v)).astype(v.dtype)
+        return jax.random.bernoulli(key_v, p_v(h)).astype(v.dtype)
+
+    return {"free_energy": free_energy, "p_h": p_h, "p_v": p_v, "gibbs": gibbs}
+
+
+def wrap_jax(W, b, c, x64=True):
+    import jax
+    import jax.numpy as jnp
+
+    def adapt(f, random=False):  # NumPy in, JAX inside, NumPy float64 out
+        def call(x, rng=None):
+            with jax.enable_x64(x64):  # off: JAX's default, float32
+                args = [jnp.asarray(x)]
+                if random:  # the check's NumPy generator seeds a JAX key
+                    args.insert(0, jax.random.key(int(rng.integers(2**31))))
+                return np.asarray(f(*args), dtype=np.float64)
+        return call
+
+    with jax.enable_x64(x64):
+        code = jax_rbm(W, b, c)
+    return {"free_energy": adapt(code["free_energy"]), "prob_h_given_v": adapt(code["p_h"]),
+            "prob_v_given_h": adapt(code["p_v"]), "gibbs": adapt(code["gibbs"], random=True)}
+
+
 WRAPPERS = {"scikit-learn": wrap_sklearn, "boltzmannclean": wrap_boltzmannclean,
-            "rbms": wrap_rbms}
+            "rbms": wrap_rbms, "jax": wrap_jax}
 DISTRIBUTIONS = {"scikit-learn": "scikit-learn", "boltzmannclean": "boltzmannclean",
-                 "rbms": "rbms"}
+                 "rbms": "rbms", "jax": "jax"}
+
+
+def code_lines(function):
+    """Lines of a function's source, blank lines and comments excluded."""
+    source = inspect.getsource(function).splitlines()
+    return sum(1 for line in source if line.strip() and not line.strip().startswith("#"))
 
 
 def wrapper_lines(library):
     """Lines of the library's wrapper, blank lines and comments excluded."""
-    source = inspect.getsource(WRAPPERS[library]).splitlines()
-    return sum(1 for line in source if line.strip() and not line.strip().startswith("#"))
+    return code_lines(WRAPPERS[library])
 
 
 # ---------------------------------------------------------------- the checks
@@ -222,16 +284,26 @@ def sklearn_rows():
         n_draws=500, rng=10)}
     short.update(classification="defect of the library", evidence=sklearn_short_batch_by_hand())
     rows.append(short)
+    for n_chains, seed in ((3, 22), (4, 23)):  # its own object across calls: 6 rows in batches
+        own = wrap_sklearn(W, B, C)["persistent"](n_chains)  # of 3, or of 4 and 2
+        rows.append({"check": f"partial_fit's own persistent chains across calls, batches of "
+                              f"{n_chains} ({n_chains} chains) on 6 rows", **run(
+            testing.check_persistent_estimator, own["step"], own["chains"], MODEL, DATA,
+            batch_size=n_chains, chain_layer="hidden", parameters=own["parameters"],
+            learning_rate=0.1, rng=seed)})
+    rows[-1].update(classification="defect of the library",
+                    evidence=sklearn_short_batch_by_hand(((2, 4), (4, 4), (3, 3))))
     return rows
 
 
-def sklearn_short_batch_by_hand():
+def sklearn_short_batch_by_hand(sizes=((5, 10), (10, 10), (12, 7))):
     """At W = 0 and zero biases, every p(h=1|v) is 1/2 for data and chains alike, so the
     exact expected PCD update of the hidden biases is 0; partial_fit's update of r rows with
-    C chains is lr (r/2 - C/2) / r, deterministic.  Returned: the measured updates."""
+    C chains is lr (r/2 - C/2) / r, deterministic.  Returned: the measured updates, for each
+    (rows, chains) of `sizes`."""
     step = wrap_sklearn(np.zeros((4, 4)), np.zeros(4), np.zeros(4))["partial_fit"]
     found = {}
-    for rows, chains in ((5, 10), (10, 10), (12, 7)):
+    for rows, chains in sizes:
         _, _, c1 = step(np.zeros((chains, 4)))(np.zeros((4, 4)), np.zeros(4), np.zeros(4),
                                                 np.ones((rows, 4)), np.random.default_rng(0))
         found[f"{rows} rows, {chains} chains"] = {
@@ -333,7 +405,12 @@ def rbms_rows():
                                ("float32", MODEL, np.float32),
                                ("float32, hidden biases + 10", SHIFTED, np.float32)):
         wrapped = wrap_rbms(model.W, model.b, model.c, dtype)
-        loose = {"rtol": 1e-6} if dtype == np.float32 else {}
+        loose, loose_cond = {}, {}
+        if dtype == np.float32:  # float32 tolerances, and the float64 run that tests rounding
+            in64 = wrap_rbms(model.W, model.b, model.c, np.float64)
+            loose = {"rtol": 1e-6, "float64": in64["free_energy"]}
+            loose_cond = {"float64": {key: in64[key]
+                                      for key in ("prob_h_given_v", "prob_v_given_h")}}
         inputs = STATES @ model.W + model.c
         evidence = {
             "what": "its softplus is log(1 + exp(x)) for x < 10 and x itself from 10 on, "
@@ -353,17 +430,16 @@ def rbms_rows():
         else:
             rows.append({"check": f"conditionals p(h|v), p(v|h), {what}", **run(
                 testing.check_conditionals, model, prob_h_given_v=wrapped["prob_h_given_v"],
-                prob_v_given_h=wrapped["prob_v_given_h"], tol=1e-6, rtol=1e-6)})
+                prob_v_given_h=wrapped["prob_v_given_h"], tol=1e-6, rtol=1e-6,
+                **loose_cond)})
         for row in rows[-2:]:
             if not row["passed"]:
                 row.update(classification="defect of the library", evidence=dict(evidence))
                 if "float32 arithmetic" in row["message"]:  # the check's own diagnosis
                     row["diagnosis"] = {"classification": "limitation of the oracle", "what": (
-                        "it names the rounding of float32 arithmetic, because the errors are "
-                        "within a few dozen float32 spacings; the same states are off by "
-                        "the same amount in float64 (the row 'hidden biases + 10'), so the "
-                        "rounding is not the cause and the looser tolerance it suggests "
-                        "hides the defect")}
+                        "it names the rounding of float32 arithmetic although the same "
+                        "states are off by the same amount in float64 (the row 'hidden "
+                        "biases + 10'): the looser tolerance it suggests hides the defect")}
     return rows
 
 
@@ -423,7 +499,43 @@ def rbms_tempering_row():
     return row
 
 
-ROWS = {"scikit-learn": sklearn_rows, "boltzmannclean": boltzmannclean_rows, "rbms": rbms_rows}
+def jax_rows():
+    """The RBM written in JAX, through the adapter: in float64 (x64), and in JAX's default
+    float32, whose failure at float64's tolerance is tested against the x64 run."""
+    x64, x32 = wrap_jax(W, B, C), wrap_jax(W, B, C, x64=False)
+    big = wrap_jax(BIG.W, BIG.b, BIG.c)
+    rows = [{"check": "conditionals p(h|v), p(v|h), x64", **run(
+                testing.check_conditionals, MODEL, prob_h_given_v=x64["prob_h_given_v"],
+                prob_v_given_h=x64["prob_v_given_h"])},
+            {"check": "free energy, x64", **run(testing.check_free_energy, x64["free_energy"],
+                                                MODEL)},
+            {"check": "free energy, x64, weights x 40", **run(
+                testing.check_free_energy, big["free_energy"], BIG)},
+            {"check": "Gibbs step (jax.random), x64", **run(
+                testing.check_gibbs_step, x64["gibbs"], MODEL, rng=20)},
+            {"check": "free energy, float32 (JAX's default), rtol 1e-6", **run(
+                testing.check_free_energy, x32["free_energy"], MODEL, rtol=1e-6)},
+            {"check": "Gibbs step (jax.random), float32 (JAX's default)", **run(
+                testing.check_gibbs_step, x32["gibbs"], MODEL, rng=21)}]
+    strict = {"check": "free energy, float32 (JAX's default), float64's tolerance, its x64 run "
+                       "as float64", **run(testing.check_free_energy, x32["free_energy"], MODEL,
+                                           float64=x64["free_energy"])}
+    by_hand = by_hand_free_energy(STATES, W, B, C)
+    found32 = x32["free_energy"](STATES)
+    strict.update(classification="convention difference", evidence={
+        "what": "JAX computes in float32 unless 64-bit types are enabled (jax_enable_x64); "
+                "the same code with them passes (the row 'free energy, x64'); by hand in "
+                "NumPy over the 16 states",
+        "float32 values": bool(np.array_equal(found32.astype(np.float32), found32)),
+        "largest difference from F by hand, float32": float(np.abs(found32 - by_hand).max()),
+        "largest difference from F by hand, x64": float(np.abs(
+            x64["free_energy"](STATES) - by_hand).max())})
+    rows.append(strict)
+    return rows
+
+
+ROWS = {"scikit-learn": sklearn_rows, "boltzmannclean": boltzmannclean_rows, "rbms": rbms_rows,
+        "jax": jax_rows}
 
 
 def main(libraries=tuple(ROWS)):
@@ -439,6 +551,10 @@ def main(libraries=tuple(ROWS)):
         cache["libraries"][library] = {
             "version": importlib.metadata.version(DISTRIBUTIONS[library]),
             "wrapper_lines": wrapper_lines(library), "checks": rows}
+        if library == "jax":  # the code under test and its adapter, shown in the chapter
+            cache["libraries"][library].update(
+                code_lines=code_lines(jax_rbm), code=inspect.getsource(jax_rbm),
+                adapter=inspect.getsource(wrap_jax))
         print(f"{library}: {sum(r['passed'] for r in rows)} of {len(rows)} checks hold")
     return cache
 
