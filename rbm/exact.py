@@ -33,7 +33,9 @@ explicitly.
 
 **Interrupting.**  Ctrl-C (or a notebook interrupt) stops every function
 here within a fraction of a second, whatever the number of threads, and
-leaves no thread running.  Results are the same to the last bit whatever
+leaves no thread running.  One exception: with numba, the first call in a
+fresh installation compiles the loops (about half a second, then cached on
+disk), and an interrupt waits for the compiler to finish.  Results are the same to the last bit whatever
 the number of threads or cores.
 
 **Other processes or machines.**  :func:`log_partition`,

@@ -66,6 +66,10 @@ def test_ctrl_c_stops_a_long_computation_within_a_second(name):
         import numpy as np
         import rbm
         from rbm import ais, exact, training, transition
+        # with numba, the first call compiles its loops (an interrupt waits for the
+        # compiler; on a loaded machine that alone took over a second): compiled first
+        exact.log_partition(rbm.RBM.random(12, 6, rng=0), n_threads=2)
+        exact.model_expectations(rbm.RBM.random(12, 6, rng=0), n_threads=2)
         print("ready", flush=True)
         try:
             {LONG_COMPUTATIONS[name]}
