@@ -33,7 +33,7 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench bench-training digits logz principles potts recipe shortrun real-implementations execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-browser bench bench-training cdopt digits logz principles potts recipe shortrun real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -43,6 +43,7 @@ help:
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make bench-training  only the training grid against scikit-learn (about 80 CPU s)"
+	@echo "make cdopt    recompute the bounds grid and further runs of what_cd_optimises (about 5 s)"
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
@@ -118,6 +119,7 @@ bench-training: $(STAMP)
 
 # The caches of the heavy chapters: each target runs one script of tools/, which writes
 # chapters/data/<file>; re-execute the chapter after (`make execute`). Times are for one core.
+#   cdopt       what_cd_optimises.py   what_cd_optimises.json      what_cd_optimises (about 5 s)
 #   digits      train_digits.py        digits_full_size.*          digits_full_size (about 20 min)
 #   logz        logz_estimators.py     logz_estimators.json        estimating_log_z, from the
 #                                                                  models `make digits` wrote
@@ -128,13 +130,14 @@ bench-training: $(STAMP)
 #   potts       train_potts.py         potts_drelu.json            other_unit_types (about 5 min)
 #   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 3 min)
+TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators
 TOOL_principles := train_principles
 TOOL_potts := train_potts
 TOOL_recipe := train_recipe
 TOOL_shortrun := train_short_run
-digits logz principles potts recipe shortrun: $(STAMP)
+cdopt digits logz principles potts recipe shortrun: $(STAMP)
 	$(PY) tools/$(TOOL_$@).py
 
 # rbm.testing on RBM libraries written by others (chapters/data/real_implementations.json,

@@ -3,7 +3,9 @@
 Usage: python tools/execute_notebooks.py chapters/*.ipynb
 
 Each notebook runs top to bottom in a fresh kernel of the current Python,
-with PYTHONHASHSEED=0 and the notebook's folder as working directory.
+with PYTHONHASHSEED=0, one BLAS thread (OPENBLAS_NUM_THREADS=1, unless set; as
+nbval's kernels get it from chapters/conftest.py) and the notebook's folder as
+working directory.
 Execution timestamps are not recorded, and consecutive pieces of one
 stream (which the kernel flushes at timing-dependent points) are merged
 into one output, so re-running an unchanged notebook leaves no diff.
@@ -52,6 +54,7 @@ def main(paths):
     if not paths:
         raise SystemExit("usage: python tools/execute_notebooks.py NOTEBOOK [NOTEBOOK ...]")
     os.environ["PYTHONHASHSEED"] = "0"
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     for path in paths:
         print(f"executing {path}", flush=True)
         execute(path)
