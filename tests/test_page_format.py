@@ -7,7 +7,10 @@ Counted here, from the committed notebooks:
 - no run of more than two fold toggles between two pieces of prose in the reading flow;
 - a core chapter has at most ``CORE_PROSE_WORDS`` words of prose in its reading flow;
 - a formatted chapter ends with an Evidence section, labelled ``sec-...-evidence``, and its
-  text cites checks with ``{check}`` rather than the older ``{ref}`check <...>```.
+  text cites checks with ``{check}`` rather than the older ``{ref}`check <...>```;
+- a chapter of ``GLUED_CHAPTERS`` types no number with a decimal point or a per cent sign
+  in its prose (outside math, code, roles and the rows of check tables) but the settings
+  and tolerances it lists: its results are glued (``tools/unglued_numbers.py``).
 
 A chapter is *formatted* when it is in the core part of ``_toc.yml`` or listed in
 ``FORMATTED_ADVANCED``.
@@ -22,6 +25,7 @@ import yaml
 from tool_scripts import ROOT, load_tool
 
 index = load_tool("index_of_checks")
+unglued = load_tool("unglued_numbers")
 
 BOOK_VERDICT_BUDGET = 50
 CORE_PROSE_WORDS = 4000
@@ -41,6 +45,20 @@ FORMATTED_ADVANCED = {
     "digits_full_size",
     "source_audit",
     "checking_an_implementation",
+}
+
+#: Chapters checked for numbers typed by hand, each with the phrases that type a setting or a
+#: check's tolerance on purpose (a phrase allows the numbers it covers, nowhere else).
+GLUED_CHAPTERS = {
+    "other_unit_types": [
+        "significance 0.01", "5 % too large", "scale 0.01", "scale 0.1",
+        "within 20 %",            # chk-units-clusters-bound-near-step
+        "weight above 1 %",       # the threshold the count uses
+        "more than 0.3 nats",     # chk-units-plain-oscillates
+        "hold 90 %",              # chk-units-digits-filters-pca
+        "within 0.1", "at least 0.8", "more than 0.1", "at least 0.7", "at most 0.1",
+        "at least 90 %",          # the Potts checks' tolerances
+    ],
 }
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
@@ -162,6 +180,25 @@ def test_evidence_section_closes_the_chapter(path):
     after = text[EVIDENCE_HEADING.search(text).end():]
     assert not re.search(r"^## ", after, re.M), f"{path.name}: a section follows Evidence"
     assert "{ref}`check <" not in text, f"{path.name}: cite checks with {{check}}`chk-...`"
+
+
+@pytest.mark.parametrize("stem", sorted(GLUED_CHAPTERS))
+def test_no_result_typed_by_hand(stem):
+    found = unglued.unallowed(ROOT / "chapters" / f"{stem}.ipynb", GLUED_CHAPTERS[stem])
+    assert not found, (f"{stem}: numbers typed in the prose (glue them, or allow a setting): "
+                       + "; ".join(f"cell {n}: ...{text}..." for n, text in found))
+
+
+def test_typed_numbers_can_fail(tmp_path):
+    text = ("It ends at $-48.3$, 58 % along b, at significance 0.01; "
+            "{glue:text}`x:.2f`, $\\eta = 0.05$ and `0.1` are not prose.\n\n"
+            "| claim 0.17 | {check}`chk-a` |\n")
+    path = tmp_path / "x.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {},
+                                           "source": [text]}]}))
+    found = unglued.unallowed(path, ["significance 0.01"], context=0)
+    assert found == [(0, "-48.3"), (0, "58 %")]
+    assert len(unglued.unallowed(path, [], context=0)) == 3
 
 
 def _nb(*spec):
