@@ -10,7 +10,9 @@ Counted here, from the committed notebooks:
   text cites checks with ``{check}`` rather than the older ``{ref}`check <...>```;
 - a chapter of ``GLUED_CHAPTERS`` types no number with a decimal point or a per cent sign
   in its prose (outside math, code, roles and the rows of check tables) but the settings
-  and tolerances it lists: its results are glued (``tools/unglued_numbers.py``).
+  and tolerances it lists: its results are glued (``tools/unglued_numbers.py``);
+- no code cell that the page shows (in any chapter, in the Evidence section too) is longer than
+  ``MAX_CODE_LINES`` lines, blank lines counted, except the cells of ``LONG_CODE_ALLOWED``.
 
 A chapter is *formatted* when it is in the core part of ``_toc.yml`` or listed in
 ``FORMATTED_ADVANCED``.
@@ -61,7 +63,20 @@ GLUED_CHAPTERS = {
     ],
 }
 
+MAX_CODE_LINES = 25
+#: Code cells the page shows that may be longer than ``MAX_CODE_LINES``: (chapter stem, the
+#: cell's first line) -> the reason. An entry whose cell is gone or short again fails the test.
+LONG_CODE_ALLOWED = {
+    ("short_run_chains", "def directional_asymmetry(field, model, seed):"):
+        "short_run_chains: being reworked",
+    ("short_run_chains", "V = exact.all_states(9)"):
+        "short_run_chains: being reworked",
+}
+
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
+#: A code cell with none of these tags shows its code on the page (``hide-output`` shows it).
+HIDDEN_CODE = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 EVIDENCE_HEADING = re.compile(r"^## Evidence\s*$", re.M)
 
 
@@ -102,6 +117,18 @@ def visible_verdict_lines(nb_cells):
             text = out.get("text") or out.get("data", {}).get("text/plain", "")
             found += [f"cell {n}: {line}" for line in "".join(text).splitlines()
                       if index.VERDICT.match(line)]
+    return found
+
+
+def long_code_cells(nb_cells, limit=MAX_CODE_LINES):
+    """(first line, number of lines) of each shown code cell longer than `limit` lines."""
+    found = []
+    for cell in nb_cells:
+        if cell["cell_type"] != "code" or HIDDEN_CODE & tags(cell):
+            continue
+        lines = "".join(cell["source"]).strip("\n").splitlines()
+        if len(lines) > limit:
+            found.append((lines[0], len(lines)))
     return found
 
 
@@ -201,6 +228,24 @@ def test_typed_numbers_can_fail(tmp_path):
     assert len(unglued.unallowed(path, [], context=0)) == 3
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_shown_code_cells_are_short(path):
+    too_long = [(first, n) for first, n in long_code_cells(cells(path))
+                if (path.stem, first) not in LONG_CODE_ALLOWED]
+    assert not too_long, (
+        f"{path.name}: code cells the page shows with more than {MAX_CODE_LINES} lines (split "
+        f"them at a seam with a sentence of prose between, or move plumbing into rbm): "
+        f"{too_long}")
+
+
+def test_long_code_allow_list_is_current():
+    for (stem, first), reason in LONG_CODE_ALLOWED.items():
+        assert reason.strip(), f"{stem}: no reason given for {first!r}"
+        found = dict(long_code_cells(cells(ROOT / "chapters" / f"{stem}.ipynb")))
+        assert first in found, (f"{stem}: no shown code cell longer than {MAX_CODE_LINES} lines "
+                                f"starts with {first!r}; drop it from LONG_CODE_ALLOWED")
+
+
 def _nb(*spec):
     out = []
     for kind, tag_list, text in spec:
@@ -225,3 +270,11 @@ def test_the_counters_can_fail():
     assert [line.split(": ", 1)[1] for line in visible_verdict_lines(flow)] == ["verdict [chk-a]: holds"]
     assert toggle_runs(flow) == [(2, 3)]
     assert prose_words(flow[:1]) == 4 and prose_words(flow[4:5]) == 3
+
+
+def test_the_code_length_counter_can_fail():
+    long = "x = 1\n" * (MAX_CODE_LINES + 1)
+    nb = _nb(("code", [], long), ("code", ["hide-output"], "y = 2\n" + long),
+             ("code", ["hide-input"], long), ("code", ["remove-cell"], long),
+             ("code", [], "z = 3\n" * MAX_CODE_LINES + "\n\n"))
+    assert long_code_cells(nb) == [("x = 1", MAX_CODE_LINES + 1), ("y = 2", MAX_CODE_LINES + 2)]
