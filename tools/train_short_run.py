@@ -20,7 +20,8 @@ Then the exact fixed points on smaller models (``fixed``): on bars and stripes 2
 prototypes of 6 units, a model with FIXED_HIDDEN hidden units is trained for FIXED_WARMUP exact
 Rdm-k updates from a small random start, and from there rbm.short_run.fixed_point searches a zero
 of the Rdm-k update and a zero of the gradient of KL(q || p0 T^k), for k in FIXED_KS, recording
-the search's residual and the largest parameter after FIXED_STAGES Newton steps.
+the search's residual and the largest parameter after FIXED_STAGES Newton steps; and the same
+warm start trained on (exact Rdm-k updates at rate 1), recorded at FIXED_TRAINING updates.
 About three minutes of one core:  ``python tools/train_short_run.py``.
 """
 
@@ -53,6 +54,7 @@ FIXED_KS = (1, 3, 10)
 FIXED_HIDDEN = 3
 FIXED_WARMUP = 500
 FIXED_STAGES = (50, 100, 200)    # Newton steps at which the search is recorded (cumulative)
+FIXED_TRAINING = (3000, 20000)   # updates (warm-up included) at which training is recorded
 OUT = ROOT / "chapters" / "data" / "short_run.json"
 
 
@@ -150,6 +152,19 @@ def fixed_points(name, k, stages=FIXED_STAGES):
                 break
         out[objective] = {"stages": stages_out, "W": point.W.tolist(), "b": point.b.tolist(),
                           "c": point.c.tolist()}
+    model, done, out["training"] = start.copy(), FIXED_WARMUP, []
+    for target in FIXED_TRAINING:
+        for _ in range(target - done):
+            g = expected_update(model, q, k)
+            model.W += g.W
+            model.b += g.b
+            model.c += g.c
+        done = target
+        theta = np.concatenate([model.W.ravel(), model.b, model.c])
+        out["training"].append({"updates": done, "residual": expected_update(model, q, k).max_abs(),
+                                "largest_parameter": float(np.abs(theta).max()),
+                                "kl_k": float(kl_to_k_step(q, model, k)),
+                                "kl_equilibrium": float(exact.kl_divergence(q, model))})
     return out
 
 
@@ -165,7 +180,8 @@ def main():
             out["runs"][name][method] = run(name, method)
             print(name, method, out["runs"][name][method]["kl"][-1], flush=True)
     out["settings"].update({"fixed_ks": FIXED_KS, "fixed_hidden": FIXED_HIDDEN,
-                            "fixed_warmup": FIXED_WARMUP, "fixed_stages": FIXED_STAGES})
+                            "fixed_warmup": FIXED_WARMUP, "fixed_stages": FIXED_STAGES,
+                            "fixed_training": FIXED_TRAINING})
     out["fixed"] = {name: {str(k): fixed_points(name, k) for k in FIXED_KS}
                     for name in ("bars", "prototypes")}
     OUT.write_text(json.dumps(out))
