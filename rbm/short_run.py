@@ -519,7 +519,7 @@ def _model_at(theta, n_visible, n_hidden):
 
 
 def fixed_point(model, q, k, *, objective="update", start="uniform", tol=1e-10, max_iter=200):
-    r"""A zero of the Rdm-`k` expected update, or of the gradient of :math:`\mathrm{KL}(q\,\|\,p_0T^k)`.
+    r"""A zero of the Rdm-`k` expected update, or of the gradient of its `k`-step divergence.
 
     Damped Newton (Levenberg--Marquardt) steps on the field :math:`F(\theta)`,
     started at `model`:

@@ -20,8 +20,9 @@ Then the exact fixed points on smaller models (``fixed``): on bars and stripes 2
 prototypes of 6 units, a model with FIXED_HIDDEN hidden units is trained for FIXED_WARMUP exact
 Rdm-k updates from a small random start, and from there rbm.short_run.fixed_point searches a zero
 of the Rdm-k update and a zero of the gradient of KL(q || p0 T^k), for k in FIXED_KS, recording
-the search's residual and the largest parameter after FIXED_STAGES Newton steps; and the same
-warm start trained on (exact Rdm-k updates at rate 1), recorded at FIXED_TRAINING updates.
+the search's residual and the largest parameter after FIXED_STAGES Newton steps (again from
+the starts of seeds FIXED_OTHER_SEEDS); and the warm start of seed 0 trained on (exact Rdm-k
+updates at rate 1), recorded at FIXED_TRAINING updates.
 About three minutes of one core:  ``python tools/train_short_run.py``.
 """
 
@@ -55,6 +56,7 @@ FIXED_HIDDEN = 3
 FIXED_WARMUP = 500
 FIXED_STAGES = (50, 100, 200)    # Newton steps at which the search is recorded (cumulative)
 FIXED_TRAINING = (3000, 20000)   # updates (warm-up included) at which training is recorded
+FIXED_OTHER_SEEDS = (1, 2)       # the searches again from other starts (no training)
 OUT = ROOT / "chapters" / "data" / "short_run.json"
 
 
@@ -120,11 +122,11 @@ def small_dataset(name):
     raise ValueError(f"unknown data set {name!r}")
 
 
-def warm_start(name, k):
-    """FIXED_WARMUP exact Rdm-k updates at rate 1 from a small random start (seed 0)."""
+def warm_start(name, k, seed=0):
+    """FIXED_WARMUP exact Rdm-k updates at rate 1 from a small random start (`seed`)."""
     data = small_dataset(name)
     q = exact.empirical_distribution(data)
-    model = RBM.random(data.shape[1], FIXED_HIDDEN, scale=0.1, rng=0)
+    model = RBM.random(data.shape[1], FIXED_HIDDEN, scale=0.1, rng=seed)
     for _ in range(FIXED_WARMUP):
         g = expected_update(model, q, k)
         model.W += g.W
@@ -133,9 +135,10 @@ def warm_start(name, k):
     return model, q
 
 
-def fixed_points(name, k, stages=FIXED_STAGES):
-    """Both searches from the warm start: {objective: {"stages": [...], "W", "b", "c"}}."""
-    start, q = warm_start(name, k)
+def fixed_points(name, k, stages=FIXED_STAGES, seed=0, training=True):
+    """Both searches from the warm start: {objective: {"stages": [...], "W", "b", "c"}}, and
+    with `training` the warm start trained on to each of FIXED_TRAINING updates."""
+    start, q = warm_start(name, k, seed)
     out = {}
     for objective in ("update", "kl"):
         point, done, stages_out = start, 0, []
@@ -152,6 +155,8 @@ def fixed_points(name, k, stages=FIXED_STAGES):
                 break
         out[objective] = {"stages": stages_out, "W": point.W.tolist(), "b": point.b.tolist(),
                           "c": point.c.tolist()}
+    if not training:
+        return out
     model, done, out["training"] = start.copy(), FIXED_WARMUP, []
     for target in FIXED_TRAINING:
         for _ in range(target - done):
@@ -181,9 +186,14 @@ def main():
             print(name, method, out["runs"][name][method]["kl"][-1], flush=True)
     out["settings"].update({"fixed_ks": FIXED_KS, "fixed_hidden": FIXED_HIDDEN,
                             "fixed_warmup": FIXED_WARMUP, "fixed_stages": FIXED_STAGES,
-                            "fixed_training": FIXED_TRAINING})
+                            "fixed_training": FIXED_TRAINING,
+                            "fixed_other_seeds": FIXED_OTHER_SEEDS})
     out["fixed"] = {name: {str(k): fixed_points(name, k) for k in FIXED_KS}
                     for name in ("bars", "prototypes")}
+    out["fixed_other_seeds"] = {
+        name: {str(seed): {str(k): fixed_points(name, k, seed=seed, training=False)
+                           for k in FIXED_KS} for seed in FIXED_OTHER_SEEDS}
+        for name in ("bars", "prototypes")}
     OUT.write_text(json.dumps(out))
 
 
