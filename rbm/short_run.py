@@ -33,6 +33,8 @@ This module holds:
 * :func:`kl_gradient`, the exact gradient of
   :math:`\mathrm{KL}(q\,\|\,p_0T^k)` through the :math:`k` steps, and
   :func:`update_jacobian`, the Jacobian of :math:`g_k`;
+* :func:`fixed_point`, a zero of either field (the update's, or the
+  divergence's gradient) by damped Newton steps;
 * :func:`noisy_prototypes`, a small data set of another structure than bars
   and stripes (clusters around a few prototypes).
 
@@ -44,16 +46,16 @@ layer is limited to ``MAX_SHORT_RUN_BITS`` units.
 import numpy as np
 
 from rbm._kernels import checked_data, data_minus_chains, gibbs_steps
-from rbm._validation import (as_float_array, check_bool, check_distribution, check_positive_int,
-                              check_rng)
+from rbm._validation import (as_float_array, check_bool, check_distribution, check_positive_float,
+                              check_positive_int, check_rng)
 from rbm.cd_theory import update_jacobian as cd_update_jacobian
 from rbm.exact import all_states
-from rbm.model import Gradient, check_model
+from rbm.model import RBM, Gradient, check_model
 from rbm.special import sigmoid, softplus
 
 __all__ = ["MAX_SHORT_RUN_BITS", "ShortRunCD", "independent_marginals", "start_distribution",
            "k_step_distribution", "expected_update", "kl_to_k_step", "kl_gradient",
-           "update_jacobian", "noisy_prototypes"]
+           "update_jacobian", "fixed_point", "noisy_prototypes"]
 
 # the exact functions hold (2**n_visible, 2**n_hidden) matrices: 12 units a layer is 128 MiB
 MAX_SHORT_RUN_BITS = 12
@@ -507,6 +509,108 @@ def update_jacobian(model, q, k, *, start="uniform"):
     k = check_positive_int(k, "k")
     return (cd_update_jacobian(model, p0, k) + cd_update_jacobian(model, q, None)
             - cd_update_jacobian(model, p0, None))
+
+
+def _model_at(theta, n_visible, n_hidden):
+    """The {0,1} model with the flat parameters theta (order of Gradient.flat)."""
+    g = Gradient.from_flat(theta, n_visible, n_hidden)
+    return RBM(np.array(g.W, dtype=float), b=np.array(g.b, dtype=float),
+               c=np.array(g.c, dtype=float))
+
+
+def fixed_point(model, q, k, *, objective="update", start="uniform", tol=1e-10, max_iter=200):
+    r"""A zero of the Rdm-`k` expected update, or of the gradient of its `k`-step divergence.
+
+    Damped Newton (Levenberg--Marquardt) steps on the field :math:`F(\theta)`,
+    started at `model`:
+    :math:`\delta = -(J^\top J + \lambda I)^{-1} J^\top F`, taken when it
+    lowers :math:`\|F\|` (then :math:`\lambda \leftarrow \lambda/10`), else
+    :math:`\lambda \leftarrow 10\lambda`.  With ``objective="update"``,
+    :math:`F` is :func:`expected_update` (its zeros: the `k`-step law
+    matches the data's moments) and :math:`J` is :func:`update_jacobian`;
+    with ``objective="kl"``, :math:`F` is :func:`kl_gradient` (its zeros:
+    the stationary points of the divergence of the `k`-step law) and
+    :math:`J`, its Hessian, is taken by central differences of
+    :func:`kl_gradient` (step ``1e-5``).  The residual is always the exact
+    field.  A zero is a fixed point of the training dynamics, of any kind:
+    inspect the eigenvalues of :math:`J` there for its stability.
+
+    Parameters
+    ----------
+    model : RBM
+        {0,1} units, at most ``rbm.cd_theory.MAX_THEORY_UNITS`` a layer; the
+        start of the search (not changed).
+    q : array_like of shape (2**n_visible,)
+        The data's distribution.
+    k : int
+        Steps, at least 1.
+    objective : {"update", "kl"}, default "update"
+    start : "uniform" or array_like of shape (n_visible,), default "uniform"
+        :math:`p_0`, as in :func:`start_distribution`.
+    tol : float, default 1e-10
+        Converged when the largest :math:`|F_a|` is at most `tol`.
+    max_iter : int, default 200
+        Newton steps at most.
+
+    Returns
+    -------
+    point : RBM
+        The last iterate.
+    info : dict
+        ``converged`` (bool), ``residual`` (largest :math:`|F_a|` at
+        `point`), ``iterations`` (int) and ``history`` (the residual before
+        each step and at the end, a list of float).
+
+    Examples
+    --------
+    >>> from rbm import RBM
+    >>> q = np.array([0.3, 0.1, 0.1, 0.5])
+    >>> point, info = fixed_point(RBM.random(2, 1, scale=0.1, rng=0), q, 2)
+    >>> info["converged"], bool(expected_update(point, q, 2).max_abs() < 1e-10)
+    (True, True)
+    """
+    q, _ = _check_exact(model, q, start)
+    k = check_positive_int(k, "k")
+    if objective not in ("update", "kl"):
+        raise ValueError(f"objective must be 'update' or 'kl', got {objective!r}")
+    tol = check_positive_float(tol, "tol")
+    max_iter = check_positive_int(max_iter, "max_iter")
+    nv, nh = model.n_visible, model.n_hidden
+
+    if objective == "update":
+        def field(t):
+            return expected_update(_model_at(t, nv, nh), q, k, start=start).flat()
+
+        def jacobian(t):
+            return update_jacobian(_model_at(t, nv, nh), q, k, start=start)
+    else:
+        def field(t):
+            return kl_gradient(_model_at(t, nv, nh), q, k, start=start).flat()
+
+        def jacobian(t, h=1e-5):
+            return np.stack([(field(t + h * e) - field(t - h * e)) / (2 * h)
+                             for e in np.eye(t.size)], axis=1)
+
+    theta = np.concatenate([model.W.ravel(), model.b, model.c]).astype(float)
+    F = field(theta)
+    history = [float(np.abs(F).max())]
+    damping, done = 1e-3, 0
+    while history[-1] > tol and done < max_iter:
+        J = jacobian(theta)
+        JtJ, JtF = J.T @ J, J.T @ F
+        while damping <= 1e10:
+            step = -np.linalg.solve(JtJ + damping * np.eye(theta.size), JtF)
+            F_new = field(theta + step)
+            if np.linalg.norm(F_new) < np.linalg.norm(F):
+                theta, F, damping = theta + step, F_new, max(damping / 10, 1e-12)
+                break
+            damping *= 10
+        done += 1
+        history.append(float(np.abs(F).max()))
+        if damping > 1e10:      # no step lowers the residual
+            break
+    return _model_at(theta, nv, nh), {"converged": history[-1] <= tol, "residual": history[-1],
+                                      "iterations": done, "history": history}
 
 
 # -- a second data set --------------------------------------------------------------------

@@ -7,9 +7,9 @@ import pytest
 
 from rbm import RBM, exact
 from rbm.datasets import bars_and_stripes
-from rbm.short_run import (ShortRunCD, expected_update, independent_marginals, k_step_distribution,
-                           kl_gradient, kl_to_k_step, noisy_prototypes, start_distribution,
-                           update_jacobian)
+from rbm.short_run import (ShortRunCD, expected_update, fixed_point, independent_marginals,
+                           k_step_distribution, kl_gradient, kl_to_k_step, noisy_prototypes,
+                           start_distribution, update_jacobian)
 from rbm.training import train
 from tool_scripts import load_tool, read_cache
 
@@ -202,3 +202,69 @@ def test_cache_rederives_one_run():
     fresh = tool.run("bars", "rdm-1", steps=tool.CHECK_STEPS)
     n = len(fresh["kl"])
     assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=1e-9)
+
+
+def _prototypes_warm_start(k):
+    data = noisy_prototypes(200, n_visible=6, n_prototypes=2, noise=0.1, rng=0)[0]
+    q = exact.empirical_distribution(data)
+    model = RBM.random(6, 3, scale=0.1, rng=0)
+    for _ in range(500):
+        g = expected_update(model, q, k)
+        model.W += g.W
+        model.b += g.b
+        model.c += g.c
+    return model, q
+
+
+def test_fixed_point_residual_and_the_two_objectives_differ():
+    start, q = _prototypes_warm_start(3)
+    point, info = fixed_point(start, q, 3)
+    assert info["converged"] and info["residual"] <= 1e-10
+    assert expected_update(point, q, 3).max_abs() < 1e-10
+    assert info["history"][0] > 1e-6          # the start was not already a zero
+    kl_point, kl_info = fixed_point(start, q, 3, objective="kl")
+    assert kl_info["converged"] and kl_gradient(kl_point, q, 3).max_abs() < 1e-10
+    # another field has another zero: the update does not vanish at the divergence's
+    # stationary point, nor the update at another k
+    assert expected_update(kl_point, q, 3).max_abs() > 1e-6
+    assert expected_update(point, q, 10).max_abs() > 1e-6
+    theta = np.concatenate([point.W.ravel(), point.b, point.c])
+    kl_theta = np.concatenate([kl_point.W.ravel(), kl_point.b, kl_point.c])
+    assert np.linalg.norm(theta - kl_theta) > 1e-3
+    # the start is left alone
+    assert not np.array_equal(start.W, point.W)
+
+
+def test_fixed_point_validates():
+    model = RBM.random(2, 1, rng=0)
+    q = np.full(4, 0.25)
+    with pytest.raises(ValueError, match="objective"):
+        fixed_point(model, q, 1, objective="likelihood")
+    with pytest.raises(ValueError, match="tol"):
+        fixed_point(model, q, 1, tol=0)
+    with pytest.raises(ValueError, match="max_iter"):
+        fixed_point(model, q, 1, max_iter=0)
+    with pytest.raises(ValueError, match="k"):
+        fixed_point(model, q, 0)
+    with pytest.raises(ValueError, match="q"):
+        fixed_point(model, np.ones(3) / 3, 1)
+
+
+def test_cache_rederives_one_fixed_point():
+    """The cache's fixed points on the prototypes at k = 3, searched again from scratch."""
+    tool = load_tool("train_short_run")
+    stored = read_cache("short_run")["fixed"]["prototypes"]["3"]
+    fresh = tool.fixed_points("prototypes", 3)
+    for objective in ("update", "kl"):
+        assert fresh[objective]["stages"][-1]["converged"]
+        assert np.allclose(fresh[objective]["W"], stored[objective]["W"], rtol=0, atol=1e-8)
+        assert np.allclose(fresh[objective]["c"], stored[objective]["c"], rtol=0, atol=1e-8)
+    # and one search from another start, on bars and stripes: no zero found there, the
+    # parameters growing (an unconverged search on a flat residual amplifies rounding, so
+    # only what the chapter states is compared)
+    other = read_cache("short_run")["fixed_other_seeds"]["bars"]["1"]["1"]["update"]["stages"]
+    again = tool.fixed_points("bars", 1, seed=1, training=False)["update"]["stages"]
+    for stages in (other, again):
+        assert not any(s["converged"] for s in stages)
+        assert all(b["largest_parameter"] > a["largest_parameter"] and b["residual"] < a["residual"]
+                   for a, b in zip(stages, stages[1:]))

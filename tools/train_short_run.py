@@ -14,7 +14,16 @@ from the same small random start, trained by full-batch gradient ascent along
   divergences are measured from that start;
 
 and records along training KL(q || p0 T^k') for every k' in PROBE_KS and KL(q || p) at
-equilibrium.  About three minutes of one core:  ``python tools/train_short_run.py``.
+equilibrium.
+
+Then the exact fixed points on smaller models (``fixed``): on bars and stripes 2 x 2 and on noisy
+prototypes of 6 units, a model with FIXED_HIDDEN hidden units is trained for FIXED_WARMUP exact
+Rdm-k updates from a small random start, and from there rbm.short_run.fixed_point searches a zero
+of the Rdm-k update and a zero of the gradient of KL(q || p0 T^k), for k in FIXED_KS, recording
+the search's residual and the largest parameter after FIXED_STAGES Newton steps (again from
+the starts of seeds FIXED_OTHER_SEEDS); and the warm start of seed 0 trained on (exact Rdm-k
+updates at rate 1), recorded at FIXED_TRAINING updates.
+About three minutes of one core:  ``python tools/train_short_run.py``.
 """
 
 import json
@@ -29,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 from rbm import RBM, exact  # noqa: E402
 from rbm.datasets import bars_and_stripes  # noqa: E402
 from rbm.estimators import PCD  # noqa: E402
-from rbm.short_run import (ShortRunCD, expected_update, independent_marginals,  # noqa: E402
-                           kl_gradient, kl_to_k_step, noisy_prototypes)
+from rbm.short_run import (ShortRunCD, expected_update, fixed_point,  # noqa: E402
+                           independent_marginals, kl_gradient, kl_to_k_step, noisy_prototypes)
 from rbm.training import train  # noqa: E402
 
 KS = (1, 5, 20, 100)
@@ -42,6 +51,12 @@ LEARNING_RATE = 1.0
 CHECK_STEPS = 200          # the test re-derives this many updates of one run
 METHODS = tuple(f"rdm-{k}" for k in KS) + ("klgrad-5", "ml", "pcd", "rdm-5-sampled")
 MARGINAL_METHODS = ("rdm-1-marginals", "rdm-5-marginals")
+FIXED_KS = (1, 3, 10)
+FIXED_HIDDEN = 3
+FIXED_WARMUP = 500
+FIXED_STAGES = (50, 100, 200)    # Newton steps at which the search is recorded (cumulative)
+FIXED_TRAINING = (3000, 20000)   # updates (warm-up included) at which training is recorded
+FIXED_OTHER_SEEDS = (1, 2)       # the searches again from other starts (no training)
 OUT = ROOT / "chapters" / "data" / "short_run.json"
 
 
@@ -98,6 +113,66 @@ def run(name, method, steps=STEPS):
             "c": model.c.tolist()}
 
 
+def small_dataset(name):
+    """The data rows of the fixed-point data sets: 4 and 6 visible units."""
+    if name == "bars":
+        return bars_and_stripes(2)
+    if name == "prototypes":
+        return noisy_prototypes(200, n_visible=6, n_prototypes=2, noise=0.1, rng=0)[0]
+    raise ValueError(f"unknown data set {name!r}")
+
+
+def warm_start(name, k, seed=0):
+    """FIXED_WARMUP exact Rdm-k updates at rate 1 from a small random start (`seed`)."""
+    data = small_dataset(name)
+    q = exact.empirical_distribution(data)
+    model = RBM.random(data.shape[1], FIXED_HIDDEN, scale=0.1, rng=seed)
+    for _ in range(FIXED_WARMUP):
+        g = expected_update(model, q, k)
+        model.W += g.W
+        model.b += g.b
+        model.c += g.c
+    return model, q
+
+
+def fixed_points(name, k, stages=FIXED_STAGES, seed=0, training=True):
+    """Both searches from the warm start: {objective: {"stages": [...], "W", "b", "c"}}, and
+    with `training` the warm start trained on to each of FIXED_TRAINING updates."""
+    start, q = warm_start(name, k, seed)
+    out = {}
+    for objective in ("update", "kl"):
+        point, done, stages_out = start, 0, []
+        for stage in stages:
+            if done < stage:
+                point, info = fixed_point(point, q, k, objective=objective,
+                                          max_iter=stage - done)
+                done += info["iterations"]
+            theta = np.concatenate([point.W.ravel(), point.b, point.c])
+            stages_out.append({"steps": done, "residual": info["residual"],
+                               "converged": info["converged"],
+                               "largest_parameter": float(np.abs(theta).max())})
+            if info["converged"] or info["iterations"] == 0:
+                break
+        out[objective] = {"stages": stages_out, "W": point.W.tolist(), "b": point.b.tolist(),
+                          "c": point.c.tolist()}
+    if not training:
+        return out
+    model, done, out["training"] = start.copy(), FIXED_WARMUP, []
+    for target in FIXED_TRAINING:
+        for _ in range(target - done):
+            g = expected_update(model, q, k)
+            model.W += g.W
+            model.b += g.b
+            model.c += g.c
+        done = target
+        theta = np.concatenate([model.W.ravel(), model.b, model.c])
+        out["training"].append({"updates": done, "residual": expected_update(model, q, k).max_abs(),
+                                "largest_parameter": float(np.abs(theta).max()),
+                                "kl_k": float(kl_to_k_step(q, model, k)),
+                                "kl_equilibrium": float(exact.kl_divergence(q, model))})
+    return out
+
+
 def main():
     out = {"settings": {"ks": KS, "probe_ks": PROBE_KS, "n_hidden": N_HIDDEN, "steps": STEPS,
                         "track": TRACK, "learning_rate": LEARNING_RATE,
@@ -109,6 +184,16 @@ def main():
         for method in METHODS + (MARGINAL_METHODS if name == "prototypes" else ()):
             out["runs"][name][method] = run(name, method)
             print(name, method, out["runs"][name][method]["kl"][-1], flush=True)
+    out["settings"].update({"fixed_ks": FIXED_KS, "fixed_hidden": FIXED_HIDDEN,
+                            "fixed_warmup": FIXED_WARMUP, "fixed_stages": FIXED_STAGES,
+                            "fixed_training": FIXED_TRAINING,
+                            "fixed_other_seeds": FIXED_OTHER_SEEDS})
+    out["fixed"] = {name: {str(k): fixed_points(name, k) for k in FIXED_KS}
+                    for name in ("bars", "prototypes")}
+    out["fixed_other_seeds"] = {
+        name: {str(seed): {str(k): fixed_points(name, k, seed=seed, training=False)
+                           for k in FIXED_KS} for seed in FIXED_OTHER_SEEDS}
+        for name in ("bars", "prototypes")}
     OUT.write_text(json.dumps(out))
 
 
