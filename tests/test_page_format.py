@@ -66,12 +66,7 @@ GLUED_CHAPTERS = {
 MAX_CODE_LINES = 25
 #: Code cells the page shows that may be longer than ``MAX_CODE_LINES``: (chapter stem, the
 #: cell's first line) -> the reason. An entry whose cell is gone or short again fails the test.
-LONG_CODE_ALLOWED = {
-    ("short_run_chains", "def directional_asymmetry(field, model, seed):"):
-        "short_run_chains: being reworked",
-    ("short_run_chains", "V = exact.all_states(9)"):
-        "short_run_chains: being reworked",
-}
+LONG_CODE_ALLOWED = {}
 
 HIDDEN_OUTPUT = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
 #: A code cell with none of these tags shows its code on the page (``hide-output`` shows it).
