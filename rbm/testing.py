@@ -2452,7 +2452,8 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     <name, label, returns, raises>
         Naming the batch size and entries whose residuals fail, and the
         slip they match (the chains restarted at the batch, so that the call
-        is CD-k; the sign).
+        is CD-k; the model term summed over the chains and divided by the
+        batch's rows; the sign); a failure on the short batch alone says so.
 
     Examples
     --------
@@ -2484,6 +2485,8 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
     cd = {len(batch): None for batch in batches}
     residuals = {size: [] for size in sizes}
     restarted = {size: [] for size in sizes}
+    weighted = {size: [] for size in sizes}  # the model term weighted by chains / rows
+    n_chains = {}
     template = Gradient(model.W, model.b, model.c)
     if parameters is not None:
         _callable(parameters, "parameters")
@@ -2506,20 +2509,43 @@ def check_persistent_estimator(estimate, chains, model, data, *, batch_size, n_p
                     g = g - Gradient(model.W, model.b, model.c).flat()
                 residuals[len(batch)].append(g - expected)
                 restarted[len(batch)].append(cd[len(batch)] - expected)
+                data_term = lr * exact.data_statistics(model, batch).flat()
+                n_chains[len(batch)] = len(held)
+                weighted[len(batch)].append(
+                    len(held) / len(batch) * (expected - data_term) + data_term - expected)
     names = _entry_names(template)
     results = []
     for size in sizes:
         draws, shift = np.stack(residuals[size]), np.mean(restarted[size], axis=0)
         entries = [f"the residual of {entry} (batches of {size} rows)" for entry in names]
 
-        def alternatives(shift=shift, draws=draws):
-            return [("the chains restarted at the batch", "the object restarts its chains at "
-                     "the data in these calls (e.g. when the batch is shorter than the chains), "
-                     "so the call is CD-k", shift)]
-        results.append(_t_tests(draws, np.zeros(draws.shape[1]), alpha=alpha / len(sizes),
-                                power=power, name=name, entries=entries,
-                                alternatives=alternatives, found_warnings=found_warnings,
-                                model=model, identical=lambda: ("", None)))
+        def alternatives(shift=shift, size=size):
+            slips = [("the chains restarted at the batch", "the object restarts its chains at "
+                      "the data in these calls (e.g. when the batch is shorter than the chains), "
+                      "so the call is CD-k", shift)]
+            if n_chains[size] != size:
+                slips.append((f"the model term weighted by chains / rows "
+                              f"({n_chains[size]}/{size})", f"the model term is summed over "
+                              f"the {n_chains[size]} chains and divided by the {size} rows of "
+                              f"the batch, not averaged over the chains",
+                              np.mean(weighted[size], axis=0)))
+            return slips
+        try:
+            results.append(_t_tests(draws, np.zeros(draws.shape[1]), alpha=alpha / len(sizes),
+                                    power=power, name=name, entries=entries,
+                                    alternatives=alternatives, found_warnings=found_warnings,
+                                    model=model, identical=lambda: ("", None)))
+        except CheckFailed as failure:
+            if size == batch_size or failure.slip is not None:
+                raise
+            raise CheckFailed(  # the full batches passed: say where it fails
+                f"{failure} The full batches of {batch_size} rows pass; this is the short "
+                f"batch of {size} rows with {n_chains[size]} chains"
+                + (" (a model term weighted by chains / rows was tested and does not fit)."
+                   if n_chains[size] != size else "."), entry=failure.entry,
+                found=failure.found, expected=failure.expected, z=failure.z, sd=failure.sd,
+                n_draws=failure.n_draws, n_tests=failure.n_tests, slip=None,
+                errors=failure._errors) from None
     largest = max(r[0] for r in results)
     detectable = max(r[2] for r in results)
     n_calls = sum(calls.values())
