@@ -114,7 +114,7 @@ MAX_BITS = 10
 # of the package's test bed lie within the binomial range of alpha (tests/test_testing_levels.py,
 # test_t_tests_hold_their_level_at_the_fewest_draws_they_accept).
 MIN_MEAN_DRAWS = 50
-#: :meth:`CheckFailed.draws_needed` sizes from the one-sided lower bound |difference| - z SE.
+#: :meth:`CheckFailed.draws_needed` sizes from the one-sided lower bound ``|difference| - z SE``.
 SIZING_Z = 1.96
 
 
