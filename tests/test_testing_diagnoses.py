@@ -106,6 +106,97 @@ def test_a_defect_of_the_same_size_in_float64_is_not_named_rounding(check):
     assert NOT_ROUNDING in str(err) and ROUNDING not in str(err), str(err)  # ...yet not it
 
 
+def _float32_only(f, planted):
+    """(float32 code with `planted` added, a correct float64 counterpart)."""
+    return (lambda *args: (np.asarray(f(*args), dtype=float)
+                           + planted(np.asarray(f(*args), dtype=float))).astype(np.float32)), f
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_float32_only_defect_of_20_spacings_is_not_named_rounding(check):
+    """Referee case A: the float64 counterpart passes, yet float32 is 20 spacings from it."""
+    terms = 2 * np.abs(MODEL.free_energy(V)).max()  # at least every check's scale
+    code32, code64 = _float32_only(CODE[check], lambda v: _spacings(np.maximum(np.abs(v), terms),
+                                                                      20))
+    err = failure_of(lambda: CHECKS[check](code32, code64))
+    assert ROUNDING not in str(err), str(err)  # (past 64 spacings float32 is not named at all)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_correct_float32_with_a_wrong_counterpart_names_the_counterpart(check):
+    """Referee cases C, D: float32 near exact, the float64 counterpart off."""
+    code32, _ = _pair(CODE[check], _no_defect)
+    err = failure_of(lambda: CHECKS[check](code32, lambda *a: np.asarray(CODE[check](*a)) + 0.01))
+    assert "the counterpart is wrong" in str(err), str(err)
+    assert ROUNDING not in str(err) and NOT_ROUNDING not in str(err), str(err)
+
+
+# The chapter's model (hidden biases +10) and float32 code written in float32 arithmetic.
+SHIFTED = rbm.RBM(MODEL.W, MODEL.b, MODEL.c + 10)
+
+
+def _free_energy32(model, cut=False, const=0.0):
+    W, b, c = (np.float32(a) for a in (model.W, model.b, model.c))
+
+    def f(v):
+        x = v.astype(np.float32) @ W + c
+        sp = np.where(x > 10, x, np.logaddexp(np.float32(0), x)) if cut else \
+            np.logaddexp(np.float32(0), x)
+        return -(v.astype(np.float32) @ b) - sp.sum(axis=1) + np.float32(const)
+    return f
+
+
+def _free_energy64(model, cut=False, const=0.0):
+    def f(v):
+        x = v @ model.W + model.c
+        sp = np.where(x > 10, x, np.logaddexp(0, x)) if cut else np.logaddexp(0, x)
+        return -(v @ model.b) - sp.sum(axis=1) + const
+    return f
+
+
+def test_referee_cases_on_the_chapters_model():
+    """A: softplus cut in float32 only (21 spacings); B: + 2e-4 in float32 only (a constant);
+    C: correct float32, float64 cut; E: both correct; F: + 0.5 in both, with up_to_constant."""
+    m = SHIFTED
+
+    def message(f32, f64, **kw):
+        return str(failure_of(lambda: testing.check_free_energy(f32, m, float64=f64, **kw)))
+    a = message(_free_energy32(m, cut=True), _free_energy64(m))
+    assert ROUNDING not in a and "not rounding" in a and "21.4 float32 spacings" in a, a
+    b = message(_free_energy32(m, const=2e-4), _free_energy64(m))
+    assert ROUNDING not in b and "at every state" in b, b
+    c = message(_free_energy32(m), _free_energy64(m, cut=True))
+    assert "the counterpart is wrong" in c and ROUNDING not in c, c
+    e = message(_free_energy32(m), _free_energy64(m))
+    assert ROUNDING in e and "differ by up to 0.723 float32 spacings" in e, e
+    f = message(_free_energy32(m, const=0.5), _free_energy64(m, const=0.5), up_to_constant=True)
+    assert ROUNDING in f, f  # the float32-ness is read on the raw values, not values - offset
+    g = message(_free_energy32(m, const=0.5), _free_energy64(m, const=0.5))
+    assert "F + 0.5 at every state" in g, g  # float32 noise around the constant allowed
+
+
+CALIBRATION = [(4, 4, 1.0, 10.0, 3), (4, 4, 1.0, 0.0, 3), (6, 5, 2.0, 0.0, 1), (8, 6, 1.0, 10.0, 2),
+               (10, 8, 1.0, 0.0, 4), (10, 10, 3.0, 10.0, 5), (10, 10, 0.5, -5.0, 6)]
+
+
+@pytest.mark.parametrize("nv, nh, scale, shift, seed", CALIBRATION)
+def test_correct_float32_code_is_within_half_the_rounding_threshold(nv, nh, scale, shift, seed):
+    """Re-derives the threshold's calibration: correct float32 arithmetic stays within half of
+    it for F, log p (spacings at the summed terms) and E[h | v]; the check names rounding."""
+    m = rbm.RBM.random(nv, nh, scale=scale, bias_scale=1.0, rng=seed)
+    m = rbm.RBM(m.W, m.b, m.c + shift)
+    V = rbm.exact.all_states(nv)
+    f32 = _free_energy32(m)
+    limit = testing._ROUNDING_SPACINGS / 2
+    assert testing._float32_spacings(f32(V), m.free_energy(V),
+                                     testing._free_energy_terms(m, V)) <= limit
+    W, c = np.float32(m.W), np.float32(m.c)
+    p32 = 1 / (1 + np.exp(-(V.astype(np.float32) @ W + c)))
+    assert testing._float32_spacings(p32, m.mean_h_given_v(V), np.ones(1)) <= limit
+    err = failure_of(lambda: testing.check_free_energy(f32, m, float64=m.free_energy))
+    assert ROUNDING in str(err), str(err)
+
+
 def test_a_float64_counterpart_that_returns_float32_numbers_is_called_untested():
     code32, _ = _pair(CODE["free energy"], _no_defect)
     err = failure_of(lambda: testing.check_free_energy(code32, MODEL, float64=code32))
@@ -327,3 +418,32 @@ def test_a_log_z_estimate_off_by_log_2_per_unit_is_named_and_a_biased_one_is_not
     err = failure_of(lambda: testing.check_log_partition_estimator(
         lambda r: wrong.ais_log_partition(10, betas, r), MODEL, n_draws=1000, rng=0))
     assert err.slip is None and "log 2" not in str(err) and "bias of log Z_hat" in str(err)
+
+
+# -- sizing a check from one failed run ------------------------------------------------------
+
+def test_a_marginal_bug_sized_from_its_failed_run_is_caught_at_the_stated_power(capsys):
+    """Winner's curse: a failed run overstates its error, so draws_needed sizes from the lower
+    bound |difference| - 1.96 SE.  A marginal bug (c[0] + 0.1 on a 3 x 3 model, failing 4 of
+    20 default runs) sized for power 0.99 from the failed run asking the fewest draws is caught
+    in at least 37 of 40 new seeds (at power 0.99 fewer than 37 has probability 0.0008).
+    Sized from the error itself, marginal bugs were caught in 36, 12 and 3 of 40 (referee)."""
+    small = rbm.RBM.random(3, 3, scale=1.0, bias_scale=1.0, rng=3)
+    c = small.c.copy()
+    c[0] += 0.1
+
+    def sampler(v, rng):
+        p = 1 / (1 + np.exp(-(v @ small.W + c)))
+        return (rng.random(p.shape) < p).astype(float)
+    needs = []
+    for seed in range(20):
+        try:
+            testing.check_sampler(sampler, small, rng=seed)
+        except testing.CheckFailed as failure:
+            needs.append(failure.draws_needed(power=0.99))
+    assert len(needs) >= 2  # marginal: most default runs pass
+    need = min(needs)
+    caught, runs = testing.failure_rate(
+        lambda s: testing.check_sampler(sampler, small, rng=1000 + s, n_draws=need), range(40))
+    capsys.readouterr()
+    assert caught >= 37, f"{caught} of {runs} at {need} draws (sized from {needs})"

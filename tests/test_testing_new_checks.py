@@ -154,6 +154,45 @@ def test_correct_persistent_cd_passes_on_ten_seeds_and_too_few_calls_are_refused
                                            n_passes=30, rng=0)
 
 
+def weighted_by_rows():
+    """PCD whose model term is summed over the chains and divided by the batch's rows (the
+    slip of scikit-learn's partial_fit)."""
+    pcd = PersistentCD(MODEL.W, MODEL.b, MODEL.c, CHAINS)
+
+    def gradient(batch, rng):
+        w = len(pcd.chains) / len(batch)
+        pcd.chains, _ = pcd.rbm.gibbs_chain(pcd.chains, 1, rng)
+        p0, hk = pcd.rbm.prob_h_given_v(batch), pcd.rbm.prob_h_given_v(pcd.chains)
+        data_term = ((batch.T @ p0) / len(batch), batch.mean(axis=0), p0.mean(axis=0))
+        model_term = ((pcd.chains.T @ hk) / len(hk), pcd.chains.mean(axis=0), hk.mean(axis=0))
+        return tuple(d - w * m for d, m in zip(data_term, model_term))
+    return gradient, lambda: pcd.chains
+
+
+def test_a_model_term_weighted_by_rows_on_a_short_batch_is_named():
+    with pytest.raises(testing.CheckFailed) as failure:
+        testing.check_persistent_estimator(*weighted_by_rows(), MODEL, NINE, batch_size=6,
+                                           rng=0)
+    err = failure.value
+    assert err.slip == "the model term weighted by chains / rows (6/3)", str(err)
+    assert "batches of 3 rows" in str(err)
+
+
+def test_another_short_batch_defect_names_the_batch_not_the_weighting():
+    def shifted():
+        pcd = PersistentCD(MODEL.W, MODEL.b, MODEL.c, CHAINS)
+
+        def gradient(batch, rng):
+            dW, db, dc = pcd.gradient(batch, rng)
+            return dW, db, dc + (0.2 if len(batch) < 6 else 0.0)
+        return gradient, lambda: pcd.chains
+    with pytest.raises(testing.CheckFailed) as failure:
+        testing.check_persistent_estimator(*shifted(), MODEL, NINE, batch_size=6, rng=0)
+    text = str(failure.value)
+    assert failure.value.slip is None and "weighted by chains / rows was tested" in text, text
+    assert "full batches of 6 rows pass; this is the short batch of 3 rows" in text, text
+
+
 # -- centred gradients ----------------------------------------------------------------------
 
 def centred(bug=None):
