@@ -28,7 +28,7 @@ of the Rdm-k update and a zero of the gradient of KL(q || p0 T^k), for k in FIXE
 the search's residual and the largest parameter after FIXED_STAGES Newton steps (again from
 the starts of seeds FIXED_OTHER_SEEDS); and the warm start of seed 0 trained on (exact Rdm-k
 updates at rate 1), recorded at FIXED_TRAINING updates.
-About three minutes of one core:  ``python tools/train_short_run.py``.
+About four minutes of one core:  ``python tools/train_short_run.py``.
 """
 
 import json
