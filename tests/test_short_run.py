@@ -204,6 +204,21 @@ def test_cache_rederives_one_run():
     assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("where, name, method, rate", [
+    (("second", "prototypes-5", "rdm-5"), "prototypes-5", "rdm-5", 1.0),
+    (("second", "prototypes-5", "ml"), "prototypes-5", "ml", 1.0),
+    (("rates", "0.1"), "bars", "rdm-1", 0.1)])
+def test_cache_rederives_second_set_and_rates(where, name, method, rate):
+    """The second prototype set and the other learning rates: their first updates re-derived."""
+    tool = load_tool("train_short_run")
+    run = read_cache("short_run")
+    for key in where:
+        run = run[key]
+    fresh = tool.run(name, method, steps=tool.CHECK_STEPS, learning_rate=rate)
+    n = len(fresh["kl"])
+    assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=1e-9)
+
+
 def _prototypes_warm_start(k):
     data = noisy_prototypes(200, n_visible=6, n_prototypes=2, noise=0.1, rng=0)[0]
     q = exact.empirical_distribution(data)

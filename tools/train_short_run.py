@@ -16,6 +16,11 @@ from the same small random start, trained by full-batch gradient ascent along
 and records along training KL(q || p0 T^k') for every k' in PROBE_KS and KL(q || p) at
 equilibrium.
 
+A second set of prototypes (``prototypes-5``: 5 prototypes, noise 0.1, data seed 7), the same
+start and rate, for SECOND_STEPS updates of each of SECOND_METHODS (``second``); and bars and
+stripes Rdm-1 at other learning rates (``rates``: rate -> run, with RATE_STEPS[rate] updates,
+so that the learning time rate x updates is 3000 at each).
+
 Then the exact fixed points on smaller models (``fixed``): on bars and stripes 2 x 2 and on noisy
 prototypes of 6 units, a model with FIXED_HIDDEN hidden units is trained for FIXED_WARMUP exact
 Rdm-k updates from a small random start, and from there rbm.short_run.fixed_point searches a zero
@@ -23,7 +28,7 @@ of the Rdm-k update and a zero of the gradient of KL(q || p0 T^k), for k in FIXE
 the search's residual and the largest parameter after FIXED_STAGES Newton steps (again from
 the starts of seeds FIXED_OTHER_SEEDS); and the warm start of seed 0 trained on (exact Rdm-k
 updates at rate 1), recorded at FIXED_TRAINING updates.
-About three minutes of one core:  ``python tools/train_short_run.py``.
+About four minutes of one core:  ``python tools/train_short_run.py``.
 """
 
 import json
@@ -51,6 +56,9 @@ LEARNING_RATE = 1.0
 CHECK_STEPS = 200          # the test re-derives this many updates of one run
 METHODS = tuple(f"rdm-{k}" for k in KS) + ("klgrad-5", "ml", "pcd", "rdm-5-sampled")
 MARGINAL_METHODS = ("rdm-1-marginals", "rdm-5-marginals")
+SECOND_METHODS = ("rdm-1", "rdm-5", "ml")
+SECOND_STEPS = 12000
+RATE_STEPS = {0.1: 3000, 0.5: 6000}   # learning rate -> updates (bars and stripes, Rdm-1)
 FIXED_KS = (1, 3, 10)
 FIXED_HIDDEN = 3
 FIXED_WARMUP = 500
@@ -66,6 +74,8 @@ def dataset(name):
         return bars_and_stripes(3)
     if name == "prototypes":
         return noisy_prototypes(300, n_visible=9, n_prototypes=3, noise=0.1, rng=0)[0]
+    if name == "prototypes-5":
+        return noisy_prototypes(300, n_visible=9, n_prototypes=5, noise=0.1, rng=7)[0]
     raise ValueError(f"unknown data set {name!r}")
 
 
@@ -79,7 +89,7 @@ def measure(model, q, start="uniform"):
         round(float(exact.kl_divergence(q, model)), 12)]
 
 
-def run(name, method, steps=STEPS):
+def run(name, method, steps=STEPS, learning_rate=LEARNING_RATE):
     """One run; returns {"updates", "kl", "W", "b", "c"}."""
     data = dataset(name)
     q = exact.empirical_distribution(data)
@@ -91,7 +101,7 @@ def run(name, method, steps=STEPS):
                      else ShortRunCD(k=5, n_chains=100))
         rng = np.random.default_rng(1)
         for done in range(TRACK, steps + 1, TRACK):
-            train(model, data, estimator, learning_rate=LEARNING_RATE, epochs=TRACK,
+            train(model, data, estimator, learning_rate=learning_rate, epochs=TRACK,
                   batch_size=len(data), rng=rng)
             updates.append(done)
             kl.append(measure(model, q))
@@ -103,9 +113,9 @@ def run(name, method, steps=STEPS):
                 g = -kl_gradient(model, q, 5)
             else:
                 g = expected_update(model, q, int(method.split("-")[1]), start=start)
-            model.W += LEARNING_RATE * g.W
-            model.b += LEARNING_RATE * g.b
-            model.c += LEARNING_RATE * g.c
+            model.W += learning_rate * g.W
+            model.b += learning_rate * g.b
+            model.c += learning_rate * g.c
             if t % TRACK == 0:
                 updates.append(t)
                 kl.append(measure(model, q, start))
@@ -173,6 +183,15 @@ def fixed_points(name, k, stages=FIXED_STAGES, seed=0, training=True):
     return out
 
 
+def extra_runs():
+    """The second prototype set (``second``) and the other learning rates (``rates``)."""
+    second = {method: run("prototypes-5", method, steps=SECOND_STEPS)
+              for method in SECOND_METHODS}
+    rates = {str(rate): run("bars", "rdm-1", steps=steps, learning_rate=rate)
+             for rate, steps in RATE_STEPS.items()}
+    return {"second": {"prototypes-5": second}, "rates": rates}
+
+
 def main():
     out = {"settings": {"ks": KS, "probe_ks": PROBE_KS, "n_hidden": N_HIDDEN, "steps": STEPS,
                         "track": TRACK, "learning_rate": LEARNING_RATE,
@@ -194,6 +213,9 @@ def main():
         name: {str(seed): {str(k): fixed_points(name, k, seed=seed, training=False)
                            for k in FIXED_KS} for seed in FIXED_OTHER_SEEDS}
         for name in ("bars", "prototypes")}
+    out["settings"].update({"second_methods": SECOND_METHODS, "second_steps": SECOND_STEPS,
+                            "rate_steps": {str(r): n for r, n in RATE_STEPS.items()}})
+    out.update(extra_runs())
     OUT.write_text(json.dumps(out))
 
 
