@@ -204,11 +204,17 @@ def test_cache_rederives_one_run():
     assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("where, name, method, rate", [
-    (("second", "prototypes-5", "rdm-5"), "prototypes-5", "rdm-5", 1.0),
-    (("second", "prototypes-5", "ml"), "prototypes-5", "ml", 1.0),
-    (("rates", "0.1"), "bars", "rdm-1", 0.1)])
-def test_cache_rederives_second_set_and_rates(where, name, method, rate):
+# The ML run's gradient is an enumeration, which runs compiled when numba is installed; its
+# rounding differs from numpy's by about 1e-15 a step, grown over 200 steps at rate 1 to
+# 4.1e-7 in KL (measured). The short-run estimator's exact update does not enumerate that way.
+ML_ATOL = 1e-5
+
+
+@pytest.mark.parametrize("where, name, method, rate, atol", [
+    (("second", "prototypes-5", "rdm-5"), "prototypes-5", "rdm-5", 1.0, 1e-9),
+    (("second", "prototypes-5", "ml"), "prototypes-5", "ml", 1.0, ML_ATOL),
+    (("rates", "0.1"), "bars", "rdm-1", 0.1, 1e-9)])
+def test_cache_rederives_second_set_and_rates(where, name, method, rate, atol):
     """The second prototype set and the other learning rates: their first updates re-derived."""
     tool = load_tool("train_short_run")
     run = read_cache("short_run")
@@ -216,7 +222,7 @@ def test_cache_rederives_second_set_and_rates(where, name, method, rate):
         run = run[key]
     fresh = tool.run(name, method, steps=tool.CHECK_STEPS, learning_rate=rate)
     n = len(fresh["kl"])
-    assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=1e-9)
+    assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=atol)
 
 
 def _prototypes_warm_start(k):
