@@ -7,6 +7,7 @@ part of the cache with the script's own code.
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,7 +18,10 @@ RTOL = 1e-9
 
 
 def load_tool(name):
-    """The script ``tools/<name>.py`` as a module (``tools/`` is not a package)."""
+    """The script ``tools/<name>.py`` as a module (``tools/`` is not a package; it goes on
+    ``sys.path``, as when the script runs, for the helpers the scripts share)."""
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.append(str(ROOT / "tools"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

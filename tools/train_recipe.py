@@ -36,18 +36,18 @@ gives the same numbers up to floating-point rounding (``tests/test_recipe_cache.
 re-derives some runs and compares).  About a minute of one idle core.
 """
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import rbm
 from rbm import exact
 from rbm.datasets import bars_and_stripes
 from rbm.estimators import CD
 from rbm.training import SparsityPenalty, train
+
+from cache_parts import write_parts  # tools/, on sys.path when run as a script
 
 OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "practical_recipe"
@@ -174,15 +174,7 @@ PARTS = {"settings": settings, "batch_rates": batch_rates, "bars4_batches": bars
 
 
 def main(output=OUTPUT):
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
-    result = {"description": __doc__.split("\n\n")[0]}
-    with threadpool_limits(1, user_api="blas"):
-        for name, part in PARTS.items():
-            print(f"{name} ...", flush=True)
-            result[name] = part()
-    (output / f"{STEM}.json").write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {output / (STEM + '.json')}")
+    write_parts(PARTS, Path(output) / f"{STEM}.json", __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -28,12 +28,10 @@ machine gives the same numbers up to floating-point rounding
 compares).  A few seconds of one core.
 """
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import rbm
 from rbm import exact
@@ -41,6 +39,8 @@ from rbm.cd_theory import (dobrushin_coefficient, dropped_term, expected_update,
                            largest_flip_energy, second_eigenvalue)
 from rbm.datasets import bars_and_stripes
 from rbm.transition import cd_expected_gradient, gibbs_transition_matrix
+
+from cache_parts import write_parts  # tools/, on sys.path when run as a script
 
 OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "what_cd_optimises"
@@ -134,15 +134,7 @@ PARTS = {"bounds": bounds, "rate_band": rate_band}
 
 
 def main(output=OUTPUT):
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
-    result = {"description": __doc__.split("\n\n")[0]}
-    with threadpool_limits(1, user_api="blas"):
-        for name, part in PARTS.items():
-            print(f"{name} ...", flush=True)
-            result[name] = part()
-    (output / f"{STEM}.json").write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {output / (STEM + '.json')}")
+    write_parts(PARTS, Path(output) / f"{STEM}.json", __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":
