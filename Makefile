@@ -19,7 +19,9 @@ STAMP := $(VENV)/.installed
 # Printing sets of strings or SymPy symbols is only reproducible with a fixed hash seed.
 export PYTHONHASHSEED := 0
 
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+# A kernel that has not started within 120 s is started again (chapters/conftest.py).
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	--nbval-kernel-startup-timeout 120
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 # What the optional accelerators change: the package suite runs whole in both environments
 # (its tests compare the compiled engine and the executors with numpy, value by value), and
@@ -33,13 +35,16 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-browser bench bench-training cdopt digits logz principles potts recipe shortrun real-implementations execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles potts recipe shortrun real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
 	@echo "make test     set up .venv and run every test (package, doctests, notebooks)"
 	@echo "make test OPTIONAL=1  the package tests again in .venv-optional, with numba and dask"
 	@echo "               installed, and the notebooks that name them"
+	@echo "make test-numerics  the notebook tests again under other numeric environments (another"
+	@echo "               OpenBLAS kernel, NumPy with fewer SIMD features); NUMERIC_ENVS=generic,haswell"
+	@echo "               picks some (tools/numeric_environments.py --list names them)"
 	@echo "make test-browser  build the book and open every page in headless Chromium"
 	@echo "make bench    run the benchmarks; writes benchmarks/results/results.json"
 	@echo "make bench-training  only the training grid against scikit-learn (about 80 CPU s)"
@@ -85,6 +90,15 @@ test-package: $(STAMP)
 
 test-notebooks: $(STAMP)
 	$(if $(TEST_NOTEBOOKS),$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" $(TEST_NOTEBOOKS),@echo "no notebook names an optional accelerator")
+
+# The committed outputs hold only the digits every processor reproduces: the notebooks
+# run again under each numeric environment of tools/numeric_environments.py that differs
+# from this machine's own (OpenBLAS's Sandybridge kernel with NumPy at its baseline; Haswell
+# or SkylakeX where the processor has them), and must give the same outputs.
+NUMERIC_ENVS ?=
+test-numerics: $(STAMP)
+	$(PY) tools/numeric_environments.py $(if $(NUMERIC_ENVS),--only $(NUMERIC_ENVS)) -- \
+		$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" $(NOTEBOOKS)
 
 BROWSER_STAMP := $(VENV)/.installed-browser
 

@@ -26,6 +26,7 @@ import os
 import time
 from pathlib import Path
 
+import nbval.plugin
 import psutil
 import pytest
 
@@ -42,6 +43,41 @@ BUDGETS = {}
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 _KEY = "notebook_cpu_seconds"
+
+#: how many times a notebook's kernel is started before its start counts as failed
+KERNEL_START_ATTEMPTS = 3
+
+
+class RetryingKernel(nbval.plugin.RunningKernel):
+    """nbval's kernel, started again (up to ``KERNEL_START_ATTEMPTS`` times) if it does not come up.
+
+    nbval raises ``RuntimeError`` when a kernel is not ready within its startup
+    timeout or its IOPub channel does not answer; either is retried with a new kernel.
+    """
+
+    def __init__(self, *args, **kwargs):
+        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+            try:
+                super().__init__(*args, **kwargs)
+                return
+            except RuntimeError:
+                self._shut_down_quietly()
+                if attempt == KERNEL_START_ATTEMPTS:
+                    raise
+
+    def _shut_down_quietly(self):
+        km = getattr(self, "km", None)
+        if km is None:
+            return
+        try:
+            self.kc.stop_channels()
+            km.shutdown_kernel(now=True)
+        except Exception:  # the kernel that failed to start may be gone already
+            pass
+        self.km = self.kc = None
+
+
+nbval.plugin.RunningKernel = RetryingKernel
 
 
 def pytest_addoption(parser):
