@@ -11,7 +11,7 @@ from rbm.short_run import (ShortRunCD, expected_update, fixed_point, independent
                            k_step_distribution, kl_gradient, kl_to_k_step, noisy_prototypes,
                            start_distribution, update_jacobian)
 from rbm.training import train
-from tool_scripts import load_tool, read_cache
+from tool_scripts import assert_close, load_tool, read_cache
 
 
 def brute_force_law(model, p0, k):
@@ -201,7 +201,18 @@ def test_cache_rederives_one_run():
     run = stored["runs"]["bars"]["rdm-1"]
     fresh = tool.run("bars", "rdm-1", steps=tool.CHECK_STEPS)
     n = len(fresh["kl"])
-    assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=1e-9)
+    assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["pcd", "rdm-5-sampled"])
+def test_cache_rederives_a_sampled_run(method):
+    """The runs that draw (PCD, and the short-run estimator itself, 100 chains each): their
+    first updates re-derived."""
+    tool = load_tool("train_short_run")
+    run = read_cache("short_run")["runs"]["bars"][method]
+    fresh = tool.run("bars", method, steps=tool.CHECK_STEPS)
+    n = len(fresh["kl"])
+    assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=1e-9)
 
 
 # The ML run's gradient is an enumeration, which runs compiled when numba is installed; its
@@ -222,7 +233,7 @@ def test_cache_rederives_second_set_and_rates(where, name, method, rate, atol):
         run = run[key]
     fresh = tool.run(name, method, steps=tool.CHECK_STEPS, learning_rate=rate)
     n = len(fresh["kl"])
-    assert np.allclose(np.array(run["kl"])[:n], fresh["kl"], rtol=0, atol=atol)
+    assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=atol)
 
 
 def _prototypes_warm_start(k):
@@ -278,8 +289,8 @@ def test_cache_rederives_one_fixed_point():
     fresh = tool.fixed_points("prototypes", 3)
     for objective in ("update", "kl"):
         assert fresh[objective]["stages"][-1]["converged"]
-        assert np.allclose(fresh[objective]["W"], stored[objective]["W"], rtol=0, atol=1e-8)
-        assert np.allclose(fresh[objective]["c"], stored[objective]["c"], rtol=0, atol=1e-8)
+        assert_close(fresh[objective]["W"], stored[objective]["W"], "W", atol=1e-8)
+        assert_close(fresh[objective]["c"], stored[objective]["c"], "c", atol=1e-8)
     # and one search from another start, on bars and stripes: no zero found there, the
     # parameters growing (an unconverged search on a flat residual amplifies rounding, so
     # only what the chapter states is compared)
