@@ -12,7 +12,13 @@ from rbm.datasets import bars_and_stripes
 
 from tool_scripts import assert_close, load_tool, read_cache
 
-RTOL = 1e-9  # placeholder
+# Every run here is CD-k, which draws from the model.  Measured spread of the re-derived values
+# from the cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with NumPy's SIMD dispatch at its
+# baseline; May 2026): 1.7e-12 relative at most in the settings, batch and equal-sweeps runs (2000
+# to 3000 updates), under rtol 1e-9 a factor 600; the search run's 6000 updates 1.7e-9 (p of the
+# patterns at the end; 1.3e-10 absolute), under SEARCH_RTOL a factor 60.
+RTOL = 1e-9
+SEARCH_RTOL = 1e-7
 
 tr = load_tool("train_recipe")
 
@@ -63,7 +69,7 @@ def test_a_search_run_is_reproduced(cache):
         run = tr.search_run(0.3, 4)
     cached = cache["search"]["0.3 | 4"]
     for key in ("log_likelihood", "p_patterns_1200", "p_patterns_end"):
-        assert_close(run[key], cached[key], key, rtol=1e-7)
+        assert_close(run[key], cached[key], key, rtol=SEARCH_RTOL)
 
 
 def test_an_equal_sweeps_run_is_reproduced(cache):
