@@ -16,13 +16,15 @@ nothing) under each environment, e.g.::
     CACHE_SPREAD_LOG=/tmp/base.jsonl OPENBLAS_CORETYPE=Sandybridge \\
         NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" pytest tests/...
 
-and with ``CACHE_SPREAD_NUDGE=1e-12`` as well, which adds that much to the first weight of every
-model the scripts start from (``RBM.random``): whether a run is chaotic at the compared
-checkpoint (a nudge far above rounding that moves the value by much more than the nudge).
+and with ``CACHE_SPREAD_NUDGE=1e-12`` as well, which adds that much to one weight (of the centre
+visible unit) of every model the scripts start from (``RBM.random``): whether a run is chaotic
+at the compared checkpoint (a nudge far above rounding that moves the value by much more than
+the nudge).
 """
 
 import importlib.util
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -40,8 +42,13 @@ if NUDGE:
     _random = RBM.random.__func__
 
     def _nudged_random(cls, *args, **kwargs):
+        """The model with the weight of its centre visible unit (the centre pixel of a square
+        image; a corner pixel of the digits is never on) to the first hidden unit nudged."""
         model = _random(cls, *args, **kwargs)
-        model.W.flat[0] += NUDGE
+        n = model.W.shape[0]
+        side = math.isqrt(n)
+        row = (side // 2) * side + side // 2 if side * side == n else n // 2
+        model.W.reshape(n, -1)[row, 0] += NUDGE
         return model
 
     RBM.random = classmethod(_nudged_random)
