@@ -21,7 +21,7 @@ from tool_scripts import assert_close, load_tool
 
 # Every training run here draws from the model (CD-1, CD-10, PCD-1), and so does the AIS run.
 # Measured spread of the re-derived values from the cache (OpenBLAS SkylakeX, Haswell, and
-# Sandybridge with NumPy's SIMD dispatch at its baseline; May 2026): 1.4e-15 relative at most at
+# Sandybridge with NumPy's SIMD dispatch at its baseline; November 2026): 1.4e-15 relative at most at
 # the first checkpoint (5 epochs; 20 for 25 hidden units), 1.0e-13 in the AIS run; a 1e-12 nudge of
 # one starting weight (of the centre pixel) moves the first checkpoint by 2.1e-12. rtol 1e-9 leaves
 # a factor 7e5 above the spread and 500 above the nudge's response. Only the first checkpoint is

@@ -14,7 +14,7 @@ from tool_scripts import assert_close, load_tool, read_cache
 le = load_tool("logz_estimators")
 
 # Measured spread of the re-derived log-weights and estimates from the cache (OpenBLAS SkylakeX,
-# Haswell, and Sandybridge with NumPy's SIMD dispatch at its baseline; May 2026): 3.9e-14 relative
+# Haswell, and Sandybridge with NumPy's SIMD dispatch at its baseline; November 2026): 3.9e-14 relative
 # at most (8.1e-13 absolute, in a chain's log-weight); rtol 1e-9 leaves a factor 2e4.  (The models
 # are read from the cache, so no starting weight is nudged; the paths draw from them throughout.)
 RTOL = 1e-9

@@ -12,7 +12,7 @@ from tool_scripts import assert_close, load_tool, read_cache
 
 # Exact gradients (the cache holds no run that draws). Measured spread of the re-derived
 # log-likelihoods after 100 epochs from the cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with
-# NumPy's SIMD dispatch at its baseline; May 2026): 6.0e-12 relative, 3.0e-12 under a 1e-12 nudge
+# NumPy's SIMD dispatch at its baseline; November 2026): 6.0e-12 relative, 3.0e-12 under a 1e-12 nudge
 # of one starting weight; rtol 1e-9 leaves a factor 170 (the whole 1500 epochs re-run under
 # SkylakeX move by 4.2e-8 at most, 1.7e-11 at the end: not chaotic). The seed's correlation and
 # share: 1.7e-13 (2.3e-13 under the nudge), under SEED_RTOL a factor 4e5 (the chapter reads them to

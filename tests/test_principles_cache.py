@@ -13,7 +13,7 @@ from tool_scripts import assert_close, load_tool, read_cache
 
 # Measured spread of the re-derived first segments (ML, PCD-1, MPF, NCE and, for seed pair (3, 4),
 # PL and CD-10) from the cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with NumPy's SIMD
-# dispatch at its baseline; May 2026): 1.2e-15 relative at most, and a 1e-12 nudge of one starting
+# dispatch at its baseline; November 2026): 1.2e-15 relative at most, and a 1e-12 nudge of one starting
 # weight moves them by 2.1e-13; rtol 1e-9 leaves a factor 8e5 above the spread (kept that wide for
 # the compiled engine of numba, which rounds the enumerated gradients differently). Only the first
 # segment is compared: the sampled runs are chaotic later (over the whole 100 epochs of the digits,
@@ -112,7 +112,7 @@ def test_the_consistency_cache_holds_the_ml_row_and_the_gaussian_seeds(consisten
 # directions, along which the KL to the truth still changes at first order.  With numba
 # installed (the compiled engine, ``fastmath`` contractions) the same fit ends 4.2e-6 away in
 # relative N * KL, and with OpenBLAS SkylakeX 3.3e-6 (Sandybridge + NumPy baseline 1.6e-6;
-# measured May 2026); the consistency plot needs two digits: rtol 1e-4, a factor 24.
+# measured November 2026); the consistency plot needs two digits: rtol 1e-4, a factor 24.
 ML_FIT_RTOL = 1e-4
 
 

@@ -17,7 +17,7 @@ from tool_scripts import ROOT, assert_close, load_tool, read_cache
 
 # Measured spread of the re-derived scikit-learn values (its sampled PCD rows included) from the
 # cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with NumPy's SIMD dispatch at its baseline;
-# May 2026): 2.4e-15 relative at most, 2.1e-12 under a 1e-12 nudge of one starting weight; rtol
+# November 2026): 2.4e-15 relative at most, 2.1e-12 under a 1e-12 nudge of one starting weight; rtol
 # 1e-9 leaves a factor 4e5 above the spread.
 RTOL = 1e-9
 

@@ -14,7 +14,7 @@ from tool_scripts import assert_close, load_tool, read_cache
 
 # Every run here is CD-k, which draws from the model. Measured spread of the re-derived values from
 # the cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with NumPy's SIMD dispatch at its
-# baseline; May 2026): 1.7e-12 relative at most in the settings, batch and equal-sweeps runs (2000
+# baseline; November 2026): 1.7e-12 relative at most in the settings, batch and equal-sweeps runs (2000
 # to 3000 updates), 1.7e-9 in the search run's 6000 updates (p of the patterns at the end; 1.3e-10
 # absolute). A 1e-12 nudge of one starting weight moves them by 3.0e-9 and 1.8e-7 relative: the
 # runs are not chaotic at these checkpoints (a chaotic one moves by tenths of a nat), but a

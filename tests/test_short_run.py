@@ -196,7 +196,7 @@ def test_exact_functions_validate():
 
 # The cache's divergences are stored rounded to 12 decimals. Measured spread of the re-derived
 # KLs from the cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with NumPy's SIMD dispatch at
-# its baseline; May 2026): 1e-12 (the storage rounding) for the bars runs, sampled ones
+# its baseline; November 2026): 1e-12 (the storage rounding) for the bars runs, sampled ones
 # included, and under a 1e-12 nudge of one starting weight no more than 5e-12 even after the
 # whole 3000 updates (the sampled bars runs are not chaotic at rate 1): atol 1e-9, a factor 200.
 ATOL = 1e-9

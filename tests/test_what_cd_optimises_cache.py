@@ -15,7 +15,7 @@ from tool_scripts import assert_close, load_tool, read_cache
 
 # Everything here is exact (the cache holds no run that draws). Measured spread of the re-derived
 # values from the cache (OpenBLAS SkylakeX, Haswell, and Sandybridge with NumPy's SIMD dispatch at
-# its baseline; May 2026): at most 3.3e-15 absolute in the grid's bias and TV (whose smallest
+# its baseline; November 2026): at most 3.3e-15 absolute in the grid's bias and TV (whose smallest
 # entries are rounding), 1.1e-11 relative in the snapshot's ratios; a 1e-12 nudge of one weight of
 # the snapshot's start moves the ratios by 1.6e-12. atol 1e-12 leaves a factor 300 on the grid;
 # rtol 1e-9 a factor 90 on the ratios.
