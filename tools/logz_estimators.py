@@ -1,4 +1,4 @@
-"""Compare log Z estimators at equal numbers of Gibbs sweeps on the full-size digit models.
+r"""Compare log Z estimators at equal numbers of Gibbs sweeps on the full-size digit models.
 
 Usage: python tools/logz_estimators.py [OUTPUT_DIR] [--paths-only]   (behind `make logz`)
 
@@ -76,8 +76,9 @@ def timed(fn, *args, **kwargs):
 
 
 def one_task(task):
-    """Every budget and kind of chain (of ``kinds``) for one model and repeat."""
-    name, repeat, kinds = task
+    """Every budget (of ``budgets``, all of SWEEPS if the task does not name them) and kind of
+    chain (of ``kinds``) for one model and repeat: task ``(name, repeat, kinds[, budgets])``."""
+    name, repeat, kinds, budgets = (*task, SWEEPS)[:4]
     models, log_z, b_A = load()
     model = models[name]
     with threadpool_limits(1):
@@ -86,7 +87,7 @@ def one_task(task):
             v_exact = exact.sample(model, N_CHAINS,
                                    rng=np.random.default_rng([model.n_hidden, repeat, 99]))
         records = []
-        for sweeps in SWEEPS:
+        for sweeps in budgets:
             for kind in PATHS:
                 if kind not in kinds or (kind == "reverse" and v_exact is None):
                     continue
