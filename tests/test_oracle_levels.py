@@ -87,8 +87,8 @@ def test_the_lognormal_test_rejects_exact_lognormal_ratios_at_its_level():
     0.1053 x 500, [31, 76]; at alpha (the slip of issue 48) the probability is 0.2036 and the
     count leaves that range with probability 0.9981.  Measured: 69 of 500 (2.4 standard
     deviations above the mean 52.6; 0.1053 is confirmed by 400 000 simulated runs of the
-    statistic, 0.1053).  The whole check (either test) fails on the same 69, at most its level alpha = 0.2 (a union of two tests at
-    alpha / 2: conservative).
+    statistic, 0.1053).  The whole check (either test) fails on the same 69, at most its level
+    alpha = 0.2 (a union of two tests at alpha / 2: conservative).
     """
     alpha, n, seeds = 0.2, 50, range(500)
     exact_level = lognormal_level(n, 1.0, norm.isf(alpha / 4))
