@@ -195,3 +195,40 @@ def test_the_persistent_check_rejects_exact_normal_residuals_at_its_level():
     exact_level = 1 - (1 - alpha / 6) ** 6
     low, high = binomial_range(len(seeds), exact_level)
     assert low <= len(messages) <= high, f"{len(messages)} of {len(seeds)}, [{low}, {high}]"
+
+
+# -- check_stationary_law --------------------------------------------------------------------
+
+def test_the_stationary_check_rejects_exactly_the_counts_of_its_binomial_test():
+    """One visible unit, 200 runs, alpha = 0.2: the counts the check rejects, and so its level.
+
+    With two states the two counts are n - x and x, and the doubled-tail p-values of the two
+    exact binomial tests are equal: the check rejects when that p-value is at most alpha / 2
+    (Bonferroni over the 2 states).  A sampler that returns exactly x ones is checked at the
+    edges of that region, computed here: rejected at the largest low count and the smallest
+    high count, passed one inside each.  For draws from p(v) the level is then the binomial
+    mass of the region, exactly, 0.0877 (<= alpha / 2: the test is discrete, so conservative);
+    without the Bonferroni correction the edges move inwards (level 0.1768) and the inner
+    counts fail.
+    """
+    alpha, n = 0.2, 200
+    one = rbm.RBM(np.array([[0.8]]), b=np.array([-0.3]), c=np.array([0.2]))
+    p = float(np.exp(rbm.exact.log_prob(one, np.array([[1.0]])))[0])
+    x = np.arange(n + 1)
+    p_value = np.minimum(1, 2 * np.minimum(binom.cdf(x, n, p), binom.sf(x - 1, n, p)))
+    rejected = p_value <= alpha / 2
+    low, high = x[rejected & (x < n * p)].max(), x[rejected & (x > n * p)].min()
+    level = float(binom.pmf(x[rejected], n, p).sum())
+    assert level <= alpha / 2 and abs(level - 0.0877) < 5e-5
+
+    def ones(count):
+        def sample(n_chains, steps, rng):
+            return (np.arange(n_chains) < count).astype(float)[:, None]
+        return sample
+    for count, fails in ((low, True), (low + 1, False), (high - 1, False), (high, True)):
+        try:
+            testing.check_stationary_law(ones(count), one, n_chains=n, alpha=alpha, rng=0)
+        except testing.CheckFailed:
+            assert fails, f"{count} ones of {n} failed; the exact test passes it"
+        else:
+            assert not fails, f"{count} ones of {n} passed; the exact test rejects it"
