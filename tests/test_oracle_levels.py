@@ -171,7 +171,7 @@ def exact_pcd_expectation(batch):
     return data - model / len(HELD)
 
 
-@pytest.mark.slow  # about 10 s: 100 runs of 200 calls each
+@pytest.mark.slow  # about 15 s of CPU: 100 runs of 200 calls each
 def test_the_persistent_check_rejects_exact_normal_residuals_at_its_level():
     """An estimator that returns the exact expectation plus N(0, 1) noise in each entry, 100
     passes (100 calls of each batch size), alpha = 0.8, seeds 0..99.
