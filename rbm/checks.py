@@ -25,6 +25,9 @@ __all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails
 # Verdicts are wrapped to the width of the book's output column (78 characters at 1280 px).
 VERDICT_WIDTH = 78
 LABEL_PATTERN = re.compile(r"chk-[a-z0-9]+(?:-[a-z0-9]+)*")
+_FIRST_NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]?\d+)?)")
+#: significant digits a glued float keeps (see :func:`glue`)
+GLUE_DIGITS = 8
 
 
 def verdict(text, label=None):
@@ -204,7 +207,7 @@ def check_mean(samples, target, alpha, name, *, label=None):
     return z_max
 
 
-def check_fails(check, name, *, label=None):
+def check_fails(check, name, *, label=None, rounding_sensitive=False):
     r"""Run a check on a statement that is wrong: it must fail. Print how it failed.
 
     A check that cannot fail proves nothing, so a chapter that corrects a
@@ -222,11 +225,11 @@ def check_fails(check, name, *, label=None):
         The wrong statement, for the verdict.
     label : str, optional
         Names the check for the text that cites it (see :func:`verdict`).
-
-    Raises
-    ------
-    AssertionError
-        If `check` returns without raising: the check let a wrong statement pass.
+    rounding_sensitive : bool, default False
+        Whether the amount by which the wrong statement fails comes from a run that
+        amplifies rounding (an oscillating or chaotic training run), so that its
+        digits differ between processors.  Its numbers are then printed through
+        :func:`unstable` (marked ``~``); the verdict itself is still compared.
     TypeError
         If `check` is not callable.
 
@@ -240,6 +243,9 @@ def check_fails(check, name, *, label=None):
     Traceback (most recent call last):
     ...
     AssertionError: the check let a wrong statement pass: as written
+    >>> check_fails(lambda: check_at_most(2.25, 1.0, 0.0, "a chaotic run's end at most one"),
+    ...             "as written", rounding_sensitive=True)
+    verdict: as written fails, as it must: a chaotic run's end at most one: fails by ~1.25 > 0
     """
     if not callable(check):
         raise TypeError(f"check must be callable (a function that runs the check), "
@@ -248,7 +254,13 @@ def check_fails(check, name, *, label=None):
         with contextlib.redirect_stdout(io.StringIO()):
             check()
     except AssertionError as err:
-        verdict(f"{name} fails, as it must: {err}", label)
+        message = str(err)
+        if rounding_sensitive:
+            # the measured amount is the first number after the statement's name
+            head, sep, tail = message.rpartition(": ")
+            tail = _FIRST_NUMBER.sub(lambda m: unstable(float(m.group(0))), tail, count=1)
+            message = head + sep + tail
+        verdict(f"{name} fails, as it must: {message}", label)
         return
     raise AssertionError(f"the check let a wrong statement pass: {name}")
 
@@ -287,13 +299,18 @@ def unstable(x, spec=".3g"):
     return "~" + format(float(x), spec)
 
 
-def glue(name, value, display=False):
+def glue(name, value, display=False, *, digits=GLUE_DIGITS):
     """Record `value` under `name` for a chapter's text to show (myst-nb's ``glue``).
 
     The book's prose shows a computed number with ``{glue:text}`name```; this records it
     with ``myst_nb.glue`` when myst-nb is installed (the book's build and its tests),
     and does nothing otherwise, so that a downloaded chapter runs with the package alone.
     NumPy scalars are recorded as plain Python numbers, which myst-nb can format.
+
+    A float is recorded to `digits` significant digits: its last digits depend on the
+    processor (the BLAS kernel and the SIMD instructions NumPy chooses), nbval compares
+    what is recorded, and a page shows at most five.  A number from a computation that
+    amplifies rounding needs fewer: pass the digits that its spread leaves.
 
     Parameters
     ----------
@@ -303,20 +320,31 @@ def glue(name, value, display=False):
         The value, usually a number.
     display : bool, default False
         Whether the cell also shows the value.
+    digits : int, default ``GLUE_DIGITS`` (8)
+        Significant digits kept of a float, from 1 to 17.
 
     Raises
     ------
     TypeError
-        If `name` is not a non-empty string.
+        If `name` is not a non-empty string, or `digits` not an integer.
+    ValueError
+        If `digits` is outside 1 to 17.
 
     Examples
     --------
     >>> glue("example-value", np.float64(0.25))
+    >>> glue("example-ratio", 0.5322416516549026)  # recorded as 0.53224165
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)):
+        raise TypeError(f"digits must be an integer, got {digits!r}")
+    if not 1 <= digits <= 17:
+        raise ValueError(f"digits must lie between 1 and 17, got {digits}")
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, float) and np.isfinite(value):
+        value = float(f"{value:.{int(digits)}g}")
     try:
         import myst_nb
     except ImportError:

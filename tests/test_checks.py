@@ -130,3 +130,43 @@ def test_glue_records_with_myst_nb_and_is_silent_without_it(monkeypatch, capsys)
     assert len(recorded) == 1 and capsys.readouterr().out == ""
     with pytest.raises(TypeError, match="name"):
         glue("", 1.0)
+
+
+def test_glue_records_a_float_to_eight_significant_digits_unless_told(monkeypatch):
+    """The last digits of a float depend on the processor; the recorded value holds none of them."""
+    import sys
+
+    import numpy as np
+
+    from rbm.checks import glue
+
+    recorded = {}
+    fake = type(sys)("myst_nb")
+    fake.glue = lambda name, value, display: recorded.__setitem__(name, value)
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    glue("here", 0.5322416516549026)
+    glue("there", np.float64(0.5322416516549023))
+    glue("small", 4.43276069575061e-05)
+    glue("coarse", -48.028445, digits=2)
+    glue("count", 7)
+    glue("flag", True)
+    glue("infinite", float("inf"))
+    assert recorded["here"] == recorded["there"] == 0.53224165
+    assert recorded["small"] == 4.4327607e-05
+    assert recorded["coarse"] == -48.0
+    assert recorded["count"] == 7 and recorded["flag"] is True
+    assert recorded["infinite"] == float("inf")
+    for bad, error in ((0, ValueError), (18, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="digits"):
+            glue("x", 1.0, digits=bad)
+
+
+def test_check_fails_marks_the_amount_of_a_rounding_sensitive_failure(capsys):
+    from rbm.checks import check_at_most, check_fails
+
+    check_fails(lambda: check_at_most(2.94, 0.0, 0.0, "never falls"), "a cure",
+                rounding_sensitive=True)
+    check_fails(lambda: check_at_most(2.94, 0.0, 1e-9, "never falls"), "a cure")
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == "verdict: a cure fails, as it must: never falls: fails by ~2.94 > 0"
+    assert second == "verdict: a cure fails, as it must: never falls: fails by 2.94 > 1e-09"

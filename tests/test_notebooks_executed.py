@@ -97,3 +97,33 @@ def test_figures_use_the_book_style_and_each_is_in_one_format(notebook):
         for o in c.get("outputs", []):
             svg = "".join(o.get("data", {}).get("image/svg+xml", ""))
             assert "<dc:date>" not in svg, f"{path.name}: an SVG with a date"
+
+
+#: a float written with more significant digits than rbm.checks.glue keeps
+_LONG_FLOAT = re.compile(r"[-+]?(?:\d+\.\d+|\.\d+)(?:e[-+]?\d+)?")
+
+
+def significant_digits(text):
+    """Significant digits of a float's repr: ``'0.53224165'`` has 8, ``'4.4327607e-05'`` 8."""
+    mantissa = text.lstrip("+-").split("e")[0].replace(".", "").lstrip("0")
+    return len(mantissa)
+
+
+def test_significant_digits_counts_the_mantissa():
+    assert significant_digits("0.5322416516549026") == 16
+    assert significant_digits("-48.0") == 3
+    assert significant_digits("4.4327607e-05") == 8
+
+
+def test_glued_floats_hold_no_more_digits_than_another_processor_reproduces(notebook):
+    """A glued float's last digits depend on the processor: rbm.checks.glue keeps 8."""
+    from rbm.checks import GLUE_DIGITS
+
+    path, nb = notebook
+    for cell in code_cells(nb):
+        for out in cell["outputs"]:
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = out.get("data", {}).get("application/papermill.record/text/plain", "")
+            if name and _LONG_FLOAT.fullmatch(text):
+                assert significant_digits(text) <= GLUE_DIGITS + 1, (
+                    f"{path.name}: {name} is glued as {text}; glue it through rbm.checks.glue")
