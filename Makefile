@@ -95,10 +95,14 @@ test-notebooks: $(STAMP)
 # run again under each numeric environment of tools/numeric_environments.py that differs
 # from this machine's own (OpenBLAS's Sandybridge kernel with NumPy at its baseline; Haswell
 # or SkylakeX where the processor has them), and must give the same outputs.
+# Loops without AVX2 run slower, so each notebook's CPU budget (which `make test` enforces)
+# is only a guard against a runaway kernel here.
 NUMERIC_ENVS ?=
+NUMERIC_BUDGET ?= 300
 test-numerics: $(STAMP)
 	$(PY) tools/numeric_environments.py $(if $(NUMERIC_ENVS),--only $(NUMERIC_ENVS)) -- \
-		$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" $(NOTEBOOKS)
+		$(PY) -m pytest $(NBVAL) -n 2 --dist loadfile -o addopts="--strict-markers -ra" \
+		--notebook-budget $(NUMERIC_BUDGET) $(NOTEBOOKS)
 
 BROWSER_STAMP := $(VENV)/.installed-browser
 
