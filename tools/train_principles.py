@@ -44,6 +44,16 @@ parts run in several processes, e.g. ``digits/1-2``, ``bars/1-2`` and
 ``consistency-extra`` adds maximum likelihood's N * KL on the same samples and the
 parameter errors of SM, NCE and DSM (s = 0.3) on the Gaussian model for the seeds
 1, 3, 4 and N = 500, 8000, 32000.
+
+``nudged`` (``principles_nudged.json``, behind ``make principles-nudged``, not in the
+default parts): every digits run of ``principles_comparison.json`` (each method at the four
+rates for the seed pair (1, 2), at its best rate for (3, 4) and (5, 6): 48 runs) again,
+with one weight of the starting model nudged by each of :data:`NUDGES` (+1e-12 and -1e-12;
+the weight from the centre pixel, which the digits switch on and off, to the first hidden
+unit: :func:`nudged_weight`), and everything else the same.  The digits runs amplify
+rounding (another processor's BLAS kernel moves their final values by up to a nat), so
+the chapter states about them only what holds on the stored run and on both nudged
+replicas.  About 6 minutes of one idle core (the final models are not stored).
 """
 
 import copy
@@ -62,6 +72,8 @@ from rbm.layers import Binary, Gaussian
 OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "principles_comparison"
 CONSISTENCY_STEM = "principles_consistency"
+NUDGED_STEM = "principles_nudged"
+NUDGES = (1e-12, -1e-12)   # added to one starting weight (nudged_weight) in the replicas
 
 METHODS = ("ML", "CD-1", "CD-10", "PCD-1", "PL", "RM", "MPF", "NCE")
 NOISE_RATIO = 4.0
@@ -229,13 +241,24 @@ def _at_budget(name, model, est, rng, train, held_out, whole, extra, learning_ra
             "held_out": exact.log_likelihood(model, held_out)}
 
 
+def nudged_weight(n_visible):
+    """(visible, hidden) index of the weight the nudged replicas change: from the centre
+    pixel of a square image (row 4, column 4 of the 8x8 digits: visible unit 36, on in
+    some digits and off in others; a corner pixel is never on) to the first hidden unit."""
+    side = int(np.sqrt(n_visible))
+    return ((side // 2) * side + side // 2 if side * side == n_visible else n_visible // 2), 0
+
+
 def key(name, method, rate, seeds=(MODEL_SEED, TRAIN_SEED)):
     """The cache's name of one run."""
     return f"{name} | {method} | {rate} | {seeds[0]},{seeds[1]}"
 
 
-def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEED)):
+def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEED),
+        nudge=0.0):
     """Train one model; return its curve: epochs, exact train and held-out log-likelihood.
+
+    `nudge` is added to one weight of the starting model (:func:`nudged_weight`).
 
     Training runs in segments of ``track_epochs`` epochs, one call of
     :func:`rbm.training.train` each with the same generator and estimator (so the
@@ -246,6 +269,8 @@ def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEE
     n_hidden, batch_size, epochs, track_epochs = DATASETS[name]
     train, held_out = load(name)
     model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=seeds[0])
+    if nudge:
+        model.W[nudged_weight(train.shape[1])] += nudge
     est = estimator(method, batch_size, train)
     rng = np.random.default_rng(seeds[1])
     whole, extra = budget_point(name, method)
@@ -351,6 +376,36 @@ def merge(output=OUTPUT):
     (output / f"{STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
     for part in parts:
         part.unlink()
+
+
+def nudged(output=OUTPUT):
+    """Every digits run of ``principles_comparison.json`` again with each nudge of
+    :data:`NUDGES`; write ``principles_nudged.json``: ``runs[f"{nudge:+g}"][key]`` is the
+    curve of run `key` nudged by `nudge` (as in the comparison, without the final models)."""
+    output = Path(output)
+    keys = [k for k in json.loads((output / f"{STEM}.json").read_text())["runs"]
+            if k.startswith("digits")]
+    n_visible = load(keys[0].split(" | ")[0])[0].shape[1]
+    results = {"settings": {"nudges": NUDGES, "weight": nudged_weight(n_visible),
+                            "of": f"{STEM}.json", "runs": "every digits run there"},
+               "runs": {}}
+    start = time.process_time()
+    with threadpool_limits(1, user_api="blas"):
+        for nudge in NUDGES:
+            runs = results["runs"][f"{nudge:+g}"] = {}
+            for k in keys:
+                name, method, rate, seeds = [x.strip() for x in k.split("|")]
+                seeds = tuple(int(s) for s in seeds.split(","))
+                n_hidden, batch_size, _, _ = DATASETS[name]
+                curve = run(name, method, float(rate), seeds=seeds, nudge=nudge)
+                curve.pop("final_model", None)
+                curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
+                                                         batch_size)
+                runs[k] = curve
+                print(f"{nudge:+g} {k}: held out {curve['held_out'][-1]:.3f} "
+                      f"({time.process_time() - start:.0f} CPU s so far)", flush=True)
+    results["settings"]["cpu_seconds"] = time.process_time() - start
+    (output / f"{NUDGED_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 def kl_truth():
@@ -471,7 +526,7 @@ def consistency_extra(output=OUTPUT):
 
 
 def main(output=OUTPUT, *parts):
-    """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
+    """Run `parts`: ``comparison``, ``consistency``, ``nudged``, ``merge``, or ``bars`` or ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
     methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
     for several processes whose files ``merge`` then joins."""
@@ -489,7 +544,7 @@ def main(output=OUTPUT, *parts):
                        methods, rates, pairs, extra_seeds=False)
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge,
-             "prices": prices,
+             "prices": prices, "nudged": nudged,
              "consistency-extra": consistency_extra}[part](output)
 
 
