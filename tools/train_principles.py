@@ -378,32 +378,60 @@ def merge(output=OUTPUT):
         part.unlink()
 
 
+def nudged_curve(k, nudge):
+    """The curve of run `k` (a key of the comparison) with the nudge `nudge`."""
+    name, method, rate, seeds = [x.strip() for x in k.split("|")]
+    n_hidden, batch_size, _, _ = DATASETS[name]
+    curve = run(name, method, float(rate), seeds=tuple(int(s) for s in seeds.split(",")),
+                nudge=nudge)
+    curve.pop("final_model", None)
+    curve["passes_per_row"] = passes_per_row(method, load(name)[0].shape[1], n_hidden,
+                                             batch_size)
+    return curve
+
+
+def nudged_keys(name, stored, runs):
+    """The runs of a replica besides the stored comparison's: on the other seed pairs, each
+    method at the rate best on the first pair in the replica `runs` (final training
+    log-likelihood), where that differs from the stored comparison's choice."""
+    out = []
+    for method in METHODS:
+        first = {r: runs[key(name, method, r)] for r in LEARNING_RATES}
+        rate = max(first, key=lambda r: -np.inf if "diverged" in first[r]
+                   else first[r]["train"][-1])
+        out += [key(name, method, rate, s) for s in SEED_PAIRS[1:]
+                if key(name, method, rate, s) not in stored]
+    return out
+
+
 def nudged(output=OUTPUT):
     """Every digits run of ``principles_comparison.json`` again with each nudge of
-    :data:`NUDGES`; write ``principles_nudged.json``: ``runs[f"{nudge:+g}"][key]`` is the
-    curve of run `key` nudged by `nudge` (as in the comparison, without the final models)."""
+    :data:`NUDGES`, and, where the nudged runs of the first seed pair choose another best
+    rate for a method, that method at that rate on the other seed pairs too; write
+    ``principles_nudged.json``: ``runs[f"{nudge:+g}"][key]`` is the curve of run `key`
+    nudged by `nudge` (as in the comparison, without the final models); ``runs["+0"]``
+    holds those extra runs without the nudge."""
     output = Path(output)
-    keys = [k for k in json.loads((output / f"{STEM}.json").read_text())["runs"]
-            if k.startswith("digits")]
-    n_visible = load(keys[0].split(" | ")[0])[0].shape[1]
-    results = {"settings": {"nudges": NUDGES, "weight": nudged_weight(n_visible),
-                            "of": f"{STEM}.json", "runs": "every digits run there"},
+    stored = [k for k in json.loads((output / f"{STEM}.json").read_text())["runs"]
+              if k.startswith("digits")]
+    name = stored[0].split(" | ")[0]
+    results = {"settings": {"nudges": NUDGES, "weight": nudged_weight(load(name)[0].shape[1]),
+                            "of": f"{STEM}.json",
+                            "runs": "every digits run there, and on the seed pairs (3, 4) "
+                                    "and (5, 6) each method at the replica's best rate; "
+                                    "+0: those extra runs without the nudge"},
                "runs": {}}
     start = time.process_time()
     with threadpool_limits(1, user_api="blas"):
         for nudge in NUDGES:
             runs = results["runs"][f"{nudge:+g}"] = {}
-            for k in keys:
-                name, method, rate, seeds = [x.strip() for x in k.split("|")]
-                seeds = tuple(int(s) for s in seeds.split(","))
-                n_hidden, batch_size, _, _ = DATASETS[name]
-                curve = run(name, method, float(rate), seeds=seeds, nudge=nudge)
-                curve.pop("final_model", None)
-                curve["passes_per_row"] = passes_per_row(method, n_visible, n_hidden,
-                                                         batch_size)
-                runs[k] = curve
-                print(f"{nudge:+g} {k}: held out {curve['held_out'][-1]:.3f} "
-                      f"({time.process_time() - start:.0f} CPU s so far)", flush=True)
+            for k in stored + ["more"]:
+                for k in (nudged_keys(name, stored, runs) if k == "more" else [k]):
+                    runs[k] = nudged_curve(k, nudge)
+                    print(f"{nudge:+g} {k}: held out {runs[k]['held_out'][-1]:.3f} "
+                          f"({time.process_time() - start:.0f} CPU s so far)", flush=True)
+        extra = sorted({k for runs in results["runs"].values() for k in runs} - set(stored))
+        results["runs"]["+0"] = {k: nudged_curve(k, 0.0) for k in extra}
     results["settings"]["cpu_seconds"] = time.process_time() - start
     (output / f"{NUDGED_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
 
