@@ -50,10 +50,12 @@ default parts): every digits run of ``principles_comparison.json`` (each method 
 rates for the seed pair (1, 2), at its best rate for (3, 4) and (5, 6): 48 runs) again,
 with one weight of the starting model nudged by each of :data:`NUDGES` (+1e-12 and -1e-12;
 the weight from the centre pixel, which the digits switch on and off, to the first hidden
-unit: :func:`nudged_weight`), and everything else the same.  The digits runs amplify
-rounding (another processor's BLAS kernel moves their final values by up to a nat), so
-the chapter states about them only what holds on the stored run and on both nudged
-replicas.  About 6 minutes of one idle core (the final models are not stored).
+unit: :func:`nudged_weight`), and everything else the same; where a replica picks another
+best rate on (1, 2) (PCD-1: 0.3, not 0.1), that method at that rate on the other pairs too,
+nudged and not (``+0``).  The digits runs amplify rounding (another processor's BLAS
+kernel, or the nudge, moves their final values by up to two nats), so the chapter states
+about them only what holds on the stored runs and on both nudged replicas.  About 4 CPU minutes of one core (229 s measured; the final models are not
+stored).
 """
 
 import copy
@@ -554,7 +556,8 @@ def consistency_extra(output=OUTPUT):
 
 
 def main(output=OUTPUT, *parts):
-    """Run `parts`: ``comparison``, ``consistency``, ``nudged``, ``merge``, or ``bars`` or ``digits``
+    """Run `parts`: ``comparison``, ``consistency``, ``nudged``, ``merge``, or ``bars`` or
+    ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
     methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
     for several processes whose files ``merge`` then joins."""
