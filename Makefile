@@ -35,7 +35,7 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles potts recipe shortrun real-implementations execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe shortrun real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -52,6 +52,8 @@ help:
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
+	@echo "make principles-nudged  retrain its digits runs with one starting weight nudged by"
+	@echo "               +1e-12 and -1e-12 (about 5 min), after make principles"
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about four minutes)"
@@ -145,6 +147,9 @@ bench-training: $(STAMP)
 #                                      principles_consistency.json (about half an hour;
 #               `tools/train_principles.py DIR digits/1-2 bars/1-2 ...` splits it over
 #               processes, then `tools/train_principles.py DIR merge`)
+#   principles-nudged  train_principles.py nudged  principles_nudged.json  around_the_partition_
+#               function: the digits runs of principles_comparison.json with one starting
+#               weight nudged by +-1e-12 (about 5 min; rerun after `make principles`)
 #   potts       train_potts.py         potts_drelu.json            other_unit_types (about 5 min)
 #   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 4 min)
@@ -157,6 +162,9 @@ TOOL_recipe := train_recipe
 TOOL_shortrun := train_short_run
 cdopt digits logz principles potts recipe shortrun: $(STAMP)
 	$(PY) tools/$(TOOL_$@).py
+
+principles-nudged: $(STAMP)
+	$(PY) tools/train_principles.py chapters/data nudged
 
 # rbm.testing on RBM libraries written by others (chapters/data/real_implementations.json,
 # which chapters/checking_an_implementation reads; re-execute it after). Their dependencies

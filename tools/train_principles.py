@@ -44,6 +44,18 @@ parts run in several processes, e.g. ``digits/1-2``, ``bars/1-2`` and
 ``consistency-extra`` adds maximum likelihood's N * KL on the same samples and the
 parameter errors of SM, NCE and DSM (s = 0.3) on the Gaussian model for the seeds
 1, 3, 4 and N = 500, 8000, 32000.
+
+``nudged`` (``principles_nudged.json``, behind ``make principles-nudged``, not in the
+default parts): every digits run of ``principles_comparison.json`` (each method at the four
+rates for the seed pair (1, 2), at its best rate for (3, 4) and (5, 6): 48 runs) again,
+with one weight of the starting model nudged by each of :data:`NUDGES` (+1e-12 and -1e-12;
+the weight from the centre pixel, which the digits switch on and off, to the first hidden
+unit: :func:`nudged_weight`), and everything else the same; where a replica picks another
+best rate on (1, 2) (PCD-1: 0.3, not 0.1), that method at that rate on the other pairs too,
+nudged and not (``+0``).  The digits runs amplify rounding (another processor's BLAS
+kernel, or the nudge, moves their final values by up to two nats), so the chapter states
+about them only what holds on the stored runs and on both nudged replicas.  About 4 CPU minutes of one core (229 s measured; the final models are not
+stored).
 """
 
 import copy
@@ -62,6 +74,8 @@ from rbm.layers import Binary, Gaussian
 OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "principles_comparison"
 CONSISTENCY_STEM = "principles_consistency"
+NUDGED_STEM = "principles_nudged"
+NUDGES = (1e-12, -1e-12)   # added to one starting weight (nudged_weight) in the replicas
 
 METHODS = ("ML", "CD-1", "CD-10", "PCD-1", "PL", "RM", "MPF", "NCE")
 NOISE_RATIO = 4.0
@@ -229,13 +243,24 @@ def _at_budget(name, model, est, rng, train, held_out, whole, extra, learning_ra
             "held_out": exact.log_likelihood(model, held_out)}
 
 
+def nudged_weight(n_visible):
+    """(visible, hidden) index of the weight the nudged replicas change: from the centre
+    pixel of a square image (row 4, column 4 of the 8x8 digits: visible unit 36, on in
+    some digits and off in others; a corner pixel is never on) to the first hidden unit."""
+    side = int(np.sqrt(n_visible))
+    return ((side // 2) * side + side // 2 if side * side == n_visible else n_visible // 2), 0
+
+
 def key(name, method, rate, seeds=(MODEL_SEED, TRAIN_SEED)):
     """The cache's name of one run."""
     return f"{name} | {method} | {rate} | {seeds[0]},{seeds[1]}"
 
 
-def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEED)):
+def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEED),
+        nudge=0.0):
     """Train one model; return its curve: epochs, exact train and held-out log-likelihood.
+
+    `nudge` is added to one weight of the starting model (:func:`nudged_weight`).
 
     Training runs in segments of ``track_epochs`` epochs, one call of
     :func:`rbm.training.train` each with the same generator and estimator (so the
@@ -246,6 +271,8 @@ def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEE
     n_hidden, batch_size, epochs, track_epochs = DATASETS[name]
     train, held_out = load(name)
     model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=seeds[0])
+    if nudge:
+        model.W[nudged_weight(train.shape[1])] += nudge
     est = estimator(method, batch_size, train)
     rng = np.random.default_rng(seeds[1])
     whole, extra = budget_point(name, method)
@@ -351,6 +378,64 @@ def merge(output=OUTPUT):
     (output / f"{STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
     for part in parts:
         part.unlink()
+
+
+def nudged_curve(k, nudge):
+    """The curve of run `k` (a key of the comparison) with the nudge `nudge`."""
+    name, method, rate, seeds = [x.strip() for x in k.split("|")]
+    n_hidden, batch_size, _, _ = DATASETS[name]
+    curve = run(name, method, float(rate), seeds=tuple(int(s) for s in seeds.split(",")),
+                nudge=nudge)
+    curve.pop("final_model", None)
+    curve["passes_per_row"] = passes_per_row(method, load(name)[0].shape[1], n_hidden,
+                                             batch_size)
+    return curve
+
+
+def nudged_keys(name, stored, runs):
+    """The runs of a replica besides the stored comparison's: on the other seed pairs, each
+    method at the rate best on the first pair in the replica `runs` (final training
+    log-likelihood), where that differs from the stored comparison's choice."""
+    out = []
+    for method in METHODS:
+        first = {r: runs[key(name, method, r)] for r in LEARNING_RATES}
+        rate = max(first, key=lambda r: -np.inf if "diverged" in first[r]
+                   else first[r]["train"][-1])
+        out += [key(name, method, rate, s) for s in SEED_PAIRS[1:]
+                if key(name, method, rate, s) not in stored]
+    return out
+
+
+def nudged(output=OUTPUT):
+    """Every digits run of ``principles_comparison.json`` again with each nudge of
+    :data:`NUDGES`, and, where the nudged runs of the first seed pair choose another best
+    rate for a method, that method at that rate on the other seed pairs too; write
+    ``principles_nudged.json``: ``runs[f"{nudge:+g}"][key]`` is the curve of run `key`
+    nudged by `nudge` (as in the comparison, without the final models); ``runs["+0"]``
+    holds those extra runs without the nudge."""
+    output = Path(output)
+    stored = [k for k in json.loads((output / f"{STEM}.json").read_text())["runs"]
+              if k.startswith("digits")]
+    name = stored[0].split(" | ")[0]
+    results = {"settings": {"nudges": NUDGES, "weight": nudged_weight(load(name)[0].shape[1]),
+                            "of": f"{STEM}.json",
+                            "runs": "every digits run there, and on the seed pairs (3, 4) "
+                                    "and (5, 6) each method at the replica's best rate; "
+                                    "+0: those extra runs without the nudge"},
+               "runs": {}}
+    start = time.process_time()
+    with threadpool_limits(1, user_api="blas"):
+        for nudge in NUDGES:
+            runs = results["runs"][f"{nudge:+g}"] = {}
+            for k in stored + ["more"]:
+                for k in (nudged_keys(name, stored, runs) if k == "more" else [k]):
+                    runs[k] = nudged_curve(k, nudge)
+                    print(f"{nudge:+g} {k}: held out {runs[k]['held_out'][-1]:.3f} "
+                          f"({time.process_time() - start:.0f} CPU s so far)", flush=True)
+        extra = sorted({k for runs in results["runs"].values() for k in runs} - set(stored))
+        results["runs"]["+0"] = {k: nudged_curve(k, 0.0) for k in extra}
+    results["settings"]["cpu_seconds"] = time.process_time() - start
+    (output / f"{NUDGED_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 def kl_truth():
@@ -471,7 +556,8 @@ def consistency_extra(output=OUTPUT):
 
 
 def main(output=OUTPUT, *parts):
-    """Run `parts`: ``comparison``, ``consistency``, ``merge``, or ``bars`` or ``digits``
+    """Run `parts`: ``comparison``, ``consistency``, ``nudged``, ``merge``, or ``bars`` or
+    ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
     methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
     for several processes whose files ``merge`` then joins."""
@@ -489,7 +575,7 @@ def main(output=OUTPUT, *parts):
                        methods, rates, pairs, extra_seeds=False)
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge,
-             "prices": prices,
+             "prices": prices, "nudged": nudged,
              "consistency-extra": consistency_extra}[part](output)
 
 
