@@ -87,10 +87,13 @@ from rbm.testing.results import CheckResult, CheckFailed
 from rbm.testing.gradients import expected_pcd_gradient, centred_gradient
 from rbm.testing.samplers import check_sampler, check_gibbs_step, check_stationary_law
 from rbm.testing.exact_values import (check_conditionals, check_free_energy, check_log_likelihood,
-                                      check_pseudo_likelihood)
+                                      check_pseudo_likelihood, check_joint_energy)
+from rbm.testing.adapters import free_energy_from_energy
 from rbm.testing.log_partition import check_log_partition, check_log_partition_estimator
 from rbm.testing.estimators import (check_gradient_estimator, check_training_step,
                                     check_persistent_estimator)
+from rbm.testing.suite import (PROVIDES, SuiteReport, SuiteRow, check_implementation,
+                               parametrize_with_checks)
 
 # Private names the package's tests read (float32 rounding is measured against the limit).
 from rbm.testing._causes import (ROUNDING_SPACINGS as _ROUNDING_SPACINGS,
@@ -103,11 +106,13 @@ __all__ = ["MAX_BITS", "MIN_MEAN_DRAWS", "SIZING_Z", "CheckResult", "CheckFailed
            "check_stationary_law", "check_free_energy", "check_log_partition",
            "check_log_partition_estimator", "check_log_likelihood", "check_pseudo_likelihood",
            "expected_pcd_gradient", "centred_gradient", "check_gradient_estimator",
-           "check_training_step", "check_persistent_estimator"]
+           "check_training_step", "check_persistent_estimator", "check_joint_energy",
+           "free_energy_from_energy", "PROVIDES", "SuiteReport", "SuiteRow",
+           "check_implementation", "parametrize_with_checks"]
 
 # The classes are rbm.testing's, wherever they are written: tracebacks and reprs say
 # rbm.testing.CheckFailed, as before the split (the functions keep their modules, where doctest
 # finds their examples).
-for _cls in (CheckResult, CheckFailed):
+for _cls in (CheckResult, CheckFailed, SuiteReport, SuiteRow):
     _cls.__module__ = __name__
 del _cls

@@ -207,15 +207,29 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
             cause = rounding_cause(values - offset, F, tol, rtol, rerun and (
                 lambda: minus_offset(rerun(), F, up_to_constant)), raw=values, scale=terms)
         entry = f"F{state_text(V[i])}"
-        fail(name, f"{entry} " + gap_text(values[i] - offset, F[i])
-              + f"; {len(bad)} of {len(V)} states beyond {tol:g} + {rtol:g} |exact|"
-              + (f", after the constant {offset:.6g}" if up_to_constant else "") + ").", cause,
-              found_warnings, entry=entry, found=values[i] - offset, expected=F[i],
-              n_tests=len(V), slip=slip)
-    text = f"every visible state ({len(V)}) within {tol:g} + {rtol:g} |exact|"
-    if up_to_constant:
+        _values_failed(name, entry, values[i] - offset, F[i], len(bad), f"{len(V)} states", tol,
+                       rtol, offset if up_to_constant else None, cause, found_warnings, slip)
+    return _values_held(name, label, f"every visible state ({len(V)})", tol, rtol,
+                        offset if up_to_constant else None)
+
+
+def _values_failed(name, entry, found, expected, n_bad, what, tol, rtol, offset, cause,
+                   found_warnings, slip):
+    """The failure of a check of exact values at every state (`offset`: the constant allowed)."""
+    fail(name, f"{entry} " + gap_text(found, expected)
+         + f"; {n_bad} of {what} beyond {tol:g} + {rtol:g} |exact|"
+         + (f", after the constant {offset:.6g}" if offset is not None else "") + ").", cause,
+         found_warnings, entry=entry, found=found, expected=expected,
+         n_tests=int(what.split()[0]), slip=slip)
+
+
+def _values_held(name, label, what, tol, rtol, offset):
+    """The verdict of a check of exact values at every state that held."""
+    text = f"{what} within {tol:g} + {rtol:g} |exact|"
+    if offset is not None:
         text += f", up to the constant {offset:.6g}"
-    return passing(name, CheckResult(name, 0.0, np.nan, len(V), 0, tol), label, text)
+    n = int(what.split("(")[1].rstrip(")"))
+    return passing(name, CheckResult(name, 0.0, np.nan, n, 0, tol), label, text)
 
 
 @documented
@@ -333,6 +347,10 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
         untested.
     <name, label, returns, raises>
         Naming the worst row and the convention the values match, if another.
+    ValueError
+        For bad arguments, or a return value of the wrong shape: one number
+        or one per row without `n_draws`, one per row with it (a usage
+        error, not a failed check).
 
     Examples
     --------
@@ -380,8 +398,8 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
                         "your pseudo-likelihood")
         per_row = values.ndim == 1
         if values.shape not in ((), (len(data),)):
-            raise AssertionError(f"{name}: your function returned shape {values.shape}; "
-                                 f"expected () or ({len(data)},)")
+            raise ValueError(f"{name}: pseudo_likelihood returned shape {values.shape}; "
+                             f"expected one number () or one per row ({len(data)},)")
         goal = target if per_row else np.array(target.mean())
         bad, _ = compare(values, goal, tol, 0.0)
         if bad:
@@ -406,11 +424,114 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     rng = check_rng(rng)
 
     def one_draw(r):
-        return as_array(guarded(pseudo_likelihood, "your pseudo_likelihood", data.copy(), r),
-                      "your pseudo-likelihood", (len(data),))
+        values = as_array(guarded(pseudo_likelihood, "your pseudo_likelihood", data.copy(), r),
+                          "your pseudo-likelihood")
+        if values.shape != (len(data),):  # a usage error: the t-tests need one draw per row
+            raise ValueError(
+                f"{name}: with n_draws, pseudo_likelihood must return one value per row, shape "
+                f"({len(data)},); it returned shape {values.shape}"
+                + (" (one number: a mean over the rows? call it on each row, or check its "
+                   "mean without n_draws)" if values.shape == () else ""))
+        return values
 
     return mean_check(one_draw, n_draws, rng, target, model=model, alpha=alpha, power=0.99,
                        name=name, label=label, entries=[f"row {i}" for i in range(len(data))],
                        alternatives=lambda: alternatives, caller="your pseudo_likelihood",
                        what=f"the mean of {n_draws} draws per row ({conv})")
 
+
+# The joint energy is called on pairs of states in blocks of at most this many rows.
+ENERGY_BLOCK = 1 << 16
+
+
+def all_pairs(model):
+    """Every pair of states ``(v, h)``, as two arrays of ``2**(n_visible + n_hidden)`` rows."""
+    V, H = all_states(model.visible), all_states(model.hidden)
+    return np.repeat(V, len(H), axis=0), np.tile(H, (len(V), 1))
+
+
+def blocked_energy(energy, found_warnings, V, H, what):
+    """``energy(v, h)`` over the rows of `V` and `H`, called in blocks of ``ENERGY_BLOCK``."""
+    out = [as_array(call(energy, found_warnings, V[i:i + ENERGY_BLOCK].copy(),
+                         H[i:i + ENERGY_BLOCK].copy(), what=what),
+                    what, (len(V[i:i + ENERGY_BLOCK]),))
+           for i in range(0, len(V), ENERGY_BLOCK)]
+    return np.concatenate(out)
+
+
+@documented
+def check_joint_energy(energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
+                       name="joint energy", label=None):
+    r"""A joint energy :math:`E(v, h) = -b^\top v - c^\top h - v^\top W h` at every pair of states.
+
+    For libraries that expose only :math:`E(v, h)`:
+    :func:`free_energy_from_energy` builds the free energy from it for
+    :func:`check_free_energy`.
+
+    Parameters
+    ----------
+    energy : callable
+        ``energy(v, h) -> (n,)`` for rows of visible and hidden states (the
+        same number of rows), called in blocks of at most ``2**16`` rows.
+    model : RBM or tuple
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    up_to_constant : bool, default False
+        Accept :math:`E + \text{const}`; the constant is reported.
+    tol, rtol : float
+        An entry passes within ``tol + rtol * |exact|``.
+    <name, label, returns, raises>
+        Naming the worst pair, and the slip the values match, if one does
+        (the sign of the whole energy or of the coupling, a bias left out or
+        doubled, ``W`` transposed, the biases swapped, an additive constant).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbm.testing import check_joint_energy
+    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.array([0.2, 0.0])
+    >>> def energy(v, h):
+    ...     return -v @ b - h @ c - np.einsum("ni,ij,nj->n", v, W, h)
+    >>> _ = check_joint_energy(energy, (W, b, c))
+    verdict: joint energy: every pair of states (16) within 1e-09 + 1e-12 |exact|
+    >>> no_c = lambda v, h: -v @ b - np.einsum("ni,ij,nj->n", v, W, h)
+    >>> check_joint_energy(no_c, (W, b, c))
+    Traceback (most recent call last):
+    ...
+    rbm.testing.CheckFailed: joint energy: E(...) is ... the hidden bias c is left out.
+    """
+    model = as_model(model)
+    valid_callable(energy, "energy")
+    tol = check_positive_float(tol, "tol", allow_zero=True)
+    rtol = check_positive_float(rtol, "rtol", allow_zero=True)
+    V, H = all_pairs(model)
+    E = model.energy(V, H)
+    found_warnings = []
+    values = blocked_energy(energy, found_warnings, V, H, "your energy")
+    offset = 0.0
+    if up_to_constant and np.isfinite(values).all():
+        offset = float(np.median(values - E))
+    bad, _ = compare(values - offset, E, tol, rtol)
+    if bad:
+        (i,) = bad[0]
+        candidates = [("-E: the sign of the whole energy is reversed", -E)]
+        candidates += [(f"the energy of the model with {hyp}: {cause}", alt.energy(V, H))
+                       for hyp, cause, alt in bits_hypotheses(model)]
+        found = matches(values - offset, candidates, tol, rtol)
+        shift = float(np.median(values - E)) if np.isfinite(values).all() else 0.0
+        cause, slip = "", None
+        if found:
+            slip = found[0].split(":")[0]
+            cause = f" Your values are {found[0]}."
+        elif not up_to_constant and shift and not compare(values - shift, E, tol, rtol)[0]:
+            cause = (f" Your values are E + {shift:.6g} at every pair, within the tolerance: "
+                     "an additive constant (pass up_to_constant=True if it is meant).")
+            slip = "E plus a constant"
+        else:
+            cause = (" None of the tested slips fits (the sign of the energy, W negated, a "
+                     "bias left out or doubled, W transposed and the biases swapped when W "
+                     "is square, an additive constant).")
+        entry = f"E({state_text(V[i])[1:-1]}; {state_text(H[i])[1:-1]})"
+        _values_failed(name, entry, values[i] - offset, E[i], len(bad), f"{len(E)} pairs", tol,
+                       rtol, offset if up_to_constant else None, cause, found_warnings, slip)
+    return _values_held(name, label, f"every pair of states ({len(E)})", tol, rtol,
+                        offset if up_to_constant else None)
