@@ -1,4 +1,5 @@
-"""Checks of :math:`\\log Z`: an exact value, and a stochastic estimate through\n:math:`\\mathbb E[\\hat Z]/Z = 1`."""
+r"""Checks of :math:`\log Z`: an exact value, and a stochastic estimate through
+:math:`\mathbb E[\hat Z]/Z = 1`."""
 
 import numpy as np
 from scipy.stats import norm
