@@ -41,7 +41,18 @@ def imports_of(path):
     return found
 
 
-MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+MODULES = sorted([p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"]
+                 + [p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()])
+
+
+def files_of(module):
+    """The files of a module: itself, or every file of a subpackage."""
+    path = PACKAGE / module
+    return sorted(path.glob("*.py")) if path.is_dir() else [PACKAGE / f"{module}.py"]
+
+
+def test_subpackages_are_found():
+    assert "testing" in MODULES and len(files_of("testing")) > 1
 
 
 def test_every_module_has_a_layer():
@@ -53,7 +64,9 @@ def test_every_module_has_a_layer():
 def test_a_module_imports_only_from_lower_layers(module):
     if module not in LAYER_OF:
         pytest.skip("reported by test_every_module_has_a_layer")
-    upward = {other: LAYER_OF.get(other) for other in imports_of(PACKAGE / f"{module}.py")
+    # a subpackage's files import one another: only imports from outside it are layered
+    imported = set().union(*(imports_of(path) for path in files_of(module))) - {module}
+    upward = {other: LAYER_OF.get(other) for other in imported
               if LAYER_OF.get(other, 99) >= LAYER_OF[module]}
     assert not upward, f"{module} (layer {LAYER_OF[module]}) imports {upward}"
 
@@ -92,7 +105,7 @@ def private_names_imported(path):
 @pytest.mark.parametrize("module", MODULES)
 def test_a_module_imports_no_private_name_of_another(module):
     """Shared helpers live in a private module under public names (as scikit-learn's do)."""
-    found = private_names_imported(PACKAGE / f"{module}.py")
+    found = [name for path in files_of(module) for name in private_names_imported(path)]
     assert not found, f"{module} imports the private names {found}"
 
 
