@@ -457,14 +457,26 @@ class Comparison:
     differences: list = field(default_factory=list)
 
 
-def compare(table, a, b, *, data_set, budget):
+def compare(table, a, b, *, data_set, budget, rates=None):
     """Arm `a` against arm `b` on `data_set` at `budget`, each at its best rate
-    (:func:`best_rates`), over the reported seeds: a :class:`Comparison`."""
+    (:func:`best_rates`), over the reported seeds: a :class:`Comparison`.
+
+    `rates` (arm -> rate) fixes the rates instead, for a claim made at one stated setting;
+    the nudge spread is then ``None`` unless the nudged runs happen to be at those rates.
+    """
     _check_table(table, data_set, budget, (a, b))
     if a == b:
         raise ValueError(f"a and b must be two arms, got {a!r} twice")
     grid = table["grid"]
-    rates = best_rates(table, data_set, budget)
+    if rates is None:
+        rates = best_rates(table, data_set, budget)
+    else:
+        if not isinstance(rates, dict) or set(rates) != {a, b}:
+            raise ValueError(f"rates must map {a!r} and {b!r} to a rate of the grid, got "
+                             f"{rates!r}")
+        for rate in rates.values():
+            if rate not in grid["rates"]:
+                raise ValueError(f"rates: {rate!r} is not a rate of the grid {grid['rates']}")
     seeds = grid["seeds"]
     va = _values(table, data_set, a, rates[a], seeds, budget)
     vb = _values(table, data_set, b, rates[b], seeds, budget)
@@ -474,7 +486,9 @@ def compare(table, a, b, *, data_set, budget):
                      edge=[arm for arm in (a, b)
                            if rates[arm] in (min(grid["rates"]), max(grid["rates"]))],
                      differences=d.tolist())
-    if grid["nudge"]:
+    nudged = {(c["arm"], c["rate"]) for c in table["cells"]
+              if c["data_set"] == data_set and c["nudge"] and c["nudge"] == grid["nudge"]}
+    if grid["nudge"] and {(a, rates[a]), (b, rates[b])} <= nudged:
         na = _values(table, data_set, a, rates[a], seeds, budget, grid["nudge"])
         nb = _values(table, data_set, b, rates[b], seeds, budget, grid["nudge"])
         # each arm nudged against the other unnudged and both nudged: the worst change
