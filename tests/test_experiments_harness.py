@@ -49,6 +49,24 @@ def test_the_rate_is_chosen_on_the_validation_seeds_not_the_reported_ones():
     assert c.edge == ["B"]  # 0.03 is the grid's smallest rate
 
 
+def test_each_arm_may_have_its_own_rates():
+    table = fake_table({})
+    table["grid"]["rates"] = {"A": [0.03, 0.1, 0.3], "B": [0.1, 0.3]}
+    table["cells"] = [c for c in table["cells"] if c["arm"] == "A" or c["rate"] != 0.03]
+    for c in table["cells"]:
+        if c["arm"] == "B" and c["rate"] == 0.3 and c["seed"] in (10, 11):
+            c["log_likelihood"] = [1.0] * len(c["log_likelihood"])
+    assert ex.best_rates(table, DS, 40) == {"A": 0.03, "B": 0.3}
+    c = ex.compare(table, "A", "B", data_set=DS, budget=40)
+    assert c.edge == ["A", "B"]
+    with pytest.raises(ValueError, match="not a rate of 'B'"):
+        ex.compare(table, "A", "B", data_set=DS, budget=40, rates={"A": 0.03, "B": 0.03})
+    grid = ex.Grid(arms={"A": ex.Arm()}, rates={"A": [0.1, 0.3]}, seeds=(0,),
+                   validation_seeds=(1,), budgets=(40,), data_sets=(DS,), points=4, window=2)
+    assert grid.rates_of("A") == (0.1, 0.3)
+    assert ex.Grid.from_json(grid.to_json()) == grid
+
+
 def test_a_run_is_read_as_the_mean_of_its_last_checkpoints():
     checkpoints = [0, 10, 20, 30, 40, 80, 120, 160]
     values = [0.0, 1.0, 2.0, 3.0, 4.0, 8.0, 12.0, 16.0]
@@ -133,6 +151,8 @@ def test_the_nudge_changes_one_starting_weight_by_the_nudge():
     (dict(validation_seeds=(0,)), ValueError, "validation_seeds"),
     (dict(data_sets=("digits",)), ValueError, "data_sets"),
     (dict(budgets=(30,)), ValueError, "budgets"),
+    (dict(rates={"B": (0.1,)}), ValueError, "rates"),
+    (dict(rates={"A": ()}), ValueError, "rates"),
 ])
 def test_bad_grids_are_refused_naming_the_argument(change, error, name):
     good = dict(arms={"A": ex.Arm()}, rates=(0.1,), seeds=(0,), validation_seeds=(1,),
@@ -173,6 +193,15 @@ def test_a_pool_gives_the_serial_table_bit_for_bit_and_a_shorter_budget_is_a_pre
     short = ex.run_cell(DS, TINY.arms[cell["arm"]], cell["rate"], cell["seed"], [0, 5, 10, 15, 20])
     at = dict(zip(serial["checkpoints"], cell["log_likelihood"]))
     assert short["log_likelihood"] == [at[u] for u in (0, 5, 10, 15, 20)]
+
+
+def test_reused_cells_are_those_a_fresh_run_gives():
+    smaller = ex.Grid(**dict(vars(TINY), rates=(0.1,)))
+    first = ex.run_grid(smaller, progress=None)
+    calls = []
+    table = ex.run_grid(TINY, progress=lambda done, total: calls.append(total), reuse=first)
+    assert table["cells"] == ex.run_grid(TINY, progress=None)["cells"]
+    assert table["reused_cells"] >= 6 and calls[0] == 6  # only the rate 0.3 cells ran anew
 
 
 @pytest.mark.parametrize("processes", [1, 2])

@@ -118,8 +118,10 @@ class Grid:
     Parameters
     ----------
     arms : dict of str to Arm
-    rates : sequence of float
+    rates : sequence of float, or dict of str to sequence of float
         Positive learning rates; each arm's is chosen among them per data set and budget.
+        A dict gives each arm its own (say, a grid shifted by the factor by which the arm
+        changes the effective step, so that its best rate is not at an end).
     seeds : sequence of int
         The reported seeds.
     validation_seeds : sequence of int
@@ -155,14 +157,28 @@ class Grid:
         for name, arm in self.arms.items():
             if not isinstance(arm, Arm):
                 raise TypeError(f"arms[{name!r}] must be an Arm, got {type(arm).__name__}")
+        if isinstance(self.rates, dict):
+            if set(self.rates) != set(self.arms):
+                raise ValueError(f"rates, a dict, must name the arms {list(self.arms)}, got "
+                                 f"{list(self.rates)}")
+            for name, rates in self.rates.items():
+                if isinstance(rates, (str, bytes)) or not hasattr(rates, "__iter__"):
+                    raise TypeError(f"rates[{name!r}] must be a sequence, got "
+                                    f"{type(rates).__name__}")
+                if not tuple(rates):
+                    raise ValueError(f"rates[{name!r}] must not be empty")
+            object.__setattr__(self, "rates", {name: tuple(self.rates[name])
+                                               for name in self.arms})
         for name in ("rates", "seeds", "validation_seeds", "budgets", "data_sets"):
             value = getattr(self, name)
+            if name == "rates" and isinstance(value, dict):
+                continue
             if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
                 raise TypeError(f"{name} must be a sequence, got {type(value).__name__}")
             object.__setattr__(self, name, tuple(value))
             if not getattr(self, name):
                 raise ValueError(f"{name} must not be empty")
-        for rate in self.rates:
+        for rate in {r for arm in self.arms for r in self.rates_of(arm)}:
             if isinstance(rate, bool) or not isinstance(rate, (int, float)):
                 raise TypeError(f"rates must hold numbers, got {rate!r}")
             if not (math.isfinite(rate) and rate > 0):
@@ -191,6 +207,10 @@ class Grid:
         if not (isinstance(self.nudge, (int, float)) and self.nudge >= 0):
             raise ValueError(f"nudge must be a number >= 0, got {self.nudge!r}")
 
+    def rates_of(self, arm):
+        """The learning rates of `arm`."""
+        return self.rates[arm] if isinstance(self.rates, dict) else self.rates
+
     @property
     def checkpoints(self):
         """The updates at which every run measures the log-likelihood (sorted, with 0)."""
@@ -201,7 +221,9 @@ class Grid:
 
     def to_json(self):
         return {"arms": {name: asdict(arm) for name, arm in self.arms.items()},
-                "rates": list(self.rates), "seeds": list(self.seeds),
+                "rates": ({k: list(v) for k, v in self.rates.items()}
+                          if isinstance(self.rates, dict) else list(self.rates)),
+                "seeds": list(self.seeds),
                 "validation_seeds": list(self.validation_seeds), "budgets": list(self.budgets),
                 "data_sets": list(self.data_sets), "points": self.points,
                 "window": self.window, "nudge": self.nudge}
@@ -313,7 +335,21 @@ def _cell(data_set, arm, rate, seed, nudge, run):
     return dict(data_set=data_set, arm=arm, rate=rate, seed=seed, nudge=nudge, **run)
 
 
-def run_grid(grid, *, processes=1, progress=_print_progress):
+def _reusable(reuse, grid):
+    """The cells of the table `reuse` that `grid` would compute the same way, by key."""
+    if reuse is None:
+        return {}
+    if not isinstance(reuse, dict) or "cells" not in reuse:
+        raise TypeError("reuse must be a table from run_grid or read_cache")
+    if reuse.get("checkpoints") != grid.checkpoints:
+        return {}
+    arms = reuse["grid"]["arms"]
+    same = {name for name, arm in grid.arms.items() if arms.get(name) == asdict(arm)}
+    return {(c["data_set"], c["arm"], c["rate"], c["seed"], c["nudge"]): c
+            for c in reuse["cells"] if c["arm"] in same}
+
+
+def run_grid(grid, *, processes=1, progress=_print_progress, reuse=None):
     """Run `grid`: every cell unnudged, then each arm at its chosen rates, nudged.
 
     Parameters
@@ -324,6 +360,10 @@ def run_grid(grid, *, processes=1, progress=_print_progress):
         so the table is the same, bit for bit, for any number.
     progress : callable, optional
         Called as ``progress(done, total)`` after each run; ``None`` for silence.
+    reuse : dict, optional
+        A table of an earlier grid: its cells with the same data set, arm (the same
+        :class:`Arm`), rate, seed, nudge and checkpoints are taken over instead of run again
+        (the runs are seeded one by one, so they would come out the same).
 
     Returns
     -------
@@ -338,13 +378,19 @@ def run_grid(grid, *, processes=1, progress=_print_progress):
         raise ValueError(f"processes must be a positive int, got {processes!r}")
     progress = progress or (lambda done, total: None)
     checkpoints = grid.checkpoints
-    keys = [(d, a, r, s) for d in grid.data_sets for a in grid.arms for r in grid.rates
+    old = _reusable(reuse, grid)
+
+    def run(keys, nudge):
+        todo = [key for key in keys if key + (nudge,) not in old]
+        runs = dict(zip(todo, _run_tasks([(d, grid.arms[a], r, s, checkpoints, nudge)
+                                          for d, a, r, s in todo], processes, progress)))
+        return [_cell(*key, nudge, runs[key]) if key in runs else old[key + (nudge,)]
+                for key in keys]
+
+    keys = [(d, a, r, s) for d in grid.data_sets for a in grid.arms for r in grid.rates_of(a)
             for s in grid.seeds + grid.validation_seeds]
     start = time.process_time()
-    runs = _run_tasks([(d, grid.arms[a], r, s, checkpoints, 0.0) for d, a, r, s in keys],
-                      processes, progress)
-    table = {"grid": grid.to_json(), "checkpoints": checkpoints,
-             "cells": [_cell(*key, 0.0, run) for key, run in zip(keys, runs)]}
+    table = {"grid": grid.to_json(), "checkpoints": checkpoints, "cells": run(keys, 0.0)}
     cpu = {"main": time.process_time() - start}
     if grid.nudge:
         chosen = sorted({(d, a, rate) for d in grid.data_sets for b in grid.budgets
@@ -353,11 +399,13 @@ def run_grid(grid, *, processes=1, progress=_print_progress):
                                        x[2]))
         keys = [(d, a, r, s) for d, a, r in chosen for s in grid.seeds]
         start = time.process_time()
-        runs = _run_tasks([(d, grid.arms[a], r, s, checkpoints, grid.nudge)
-                           for d, a, r, s in keys], processes, progress)
-        table["cells"] += [_cell(*key, grid.nudge, run) for key, run in zip(keys, runs)]
+        table["cells"] += run(keys, grid.nudge)
         cpu["nudged"] = time.process_time() - start
-    table["cpu_seconds"] = cpu  # of this process: with processes > 1 the workers' is not in it
+    # of this process (with processes > 1 the workers' is not in it), for the cells run now
+    table["cpu_seconds"] = cpu
+    if old:
+        table["reused_cells"] = sum(c is old.get((c["data_set"], c["arm"], c["rate"], c["seed"],
+                                                  c["nudge"])) for c in table["cells"])
     return table
 
 
@@ -413,6 +461,11 @@ def _values(table, data_set, arm, rate, seeds, budget, nudge=0.0):
                                  points=grid["points"], window=grid["window"]) for s in seeds])
 
 
+def _rates(grid, arm):
+    """`arm`'s learning rates in a table's grid (shared, or the arm's own)."""
+    return grid["rates"][arm] if isinstance(grid["rates"], dict) else grid["rates"]
+
+
 def best_rates(table, data_set, budget):
     """Each arm's learning rate: the one with the highest mean value over the *validation*
     seeds (never the reported ones) at `budget` on `data_set`.  Ties go to the smaller rate."""
@@ -421,7 +474,7 @@ def best_rates(table, data_set, budget):
     best = {}
     for arm in grid["arms"]:
         scores = [(_values(table, data_set, arm, r, grid["validation_seeds"], budget).mean(), -r)
-                  for r in grid["rates"]]
+                  for r in _rates(grid, arm)]
         best[arm] = -max(scores)[1]
     return best
 
@@ -474,9 +527,10 @@ def compare(table, a, b, *, data_set, budget, rates=None):
         if not isinstance(rates, dict) or set(rates) != {a, b}:
             raise ValueError(f"rates must map {a!r} and {b!r} to a rate of the grid, got "
                              f"{rates!r}")
-        for rate in rates.values():
-            if rate not in grid["rates"]:
-                raise ValueError(f"rates: {rate!r} is not a rate of the grid {grid['rates']}")
+        for arm, rate in rates.items():
+            if rate not in _rates(grid, arm):
+                raise ValueError(f"rates: {rate!r} is not a rate of {arm!r} in the grid "
+                                 f"{_rates(grid, arm)}")
     seeds = grid["seeds"]
     va = _values(table, data_set, a, rates[a], seeds, budget)
     vb = _values(table, data_set, b, rates[b], seeds, budget)
@@ -484,7 +538,7 @@ def compare(table, a, b, *, data_set, budget, rates=None):
     out = Comparison(a, b, data_set, budget, rates[a], rates[b], int(np.sum(d > 0)), len(d),
                      float(d.min()), float(d.max()), float(va.mean()), float(vb.mean()),
                      edge=[arm for arm in (a, b)
-                           if rates[arm] in (min(grid["rates"]), max(grid["rates"]))],
+                           if rates[arm] in (min(_rates(grid, arm)), max(_rates(grid, arm)))],
                      differences=d.tolist())
     nudged = {(c["arm"], c["rate"]) for c in table["cells"]
               if c["data_set"] == data_set and c["nudge"] and c["nudge"] == grid["nudge"]}
