@@ -110,7 +110,12 @@ def test_the_assertion_fails_on_the_opposite_and_on_a_wrong_statement(capsys):
         ex.assert_sentence(table, "A", "B", data_set=DS, budget=40, n=3, by=(-0.4, 0.5))
     with pytest.raises(AssertionError, match="4 seeds in the table, not 10"):
         ex.assert_sentence(table, "A", "B", data_set=DS, budget=40, n=3, m=10)
+    with pytest.raises(AssertionError, match="not 4"):  # at fixed rates
+        ex.assert_sentence(table, "A", "B", data_set=DS, budget=40, n=4,
+                           rates={"A": 0.03, "B": 0.03})
     assert capsys.readouterr().out == ""  # nothing printed for a failed check
+    ex.assert_sentence(table, "A", "B", data_set=DS, budget=40, n=0, rates={"A": 0.03, "B": 0.3})
+    assert "the stated rates 0.03 and 0.3" in " ".join(capsys.readouterr().out.split())
 
 
 def test_the_assertion_fails_when_a_nudge_moves_the_count_or_the_margin_is_too_fine():

@@ -586,14 +586,16 @@ def sentence(c):
 
 
 def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decimals=None,
-                    label=None):
+                    rates=None, label=None):
     """Assert "a ended above b in n of m seeds[, by by[0] to by[1] nats]" on the table.
 
     The count must be `n` (and `m` the seeds), also in the nudged runs; the margins
     `by`, stated to `decimals` places (default: as many as the nudge spread allows), must
     round to those of the table, and may not be stated more finely than the nudge spread
-    (half a unit of the last stated place at least the spread).  Prints the verdict (with
-    `label`) through :func:`rbm.checks.verdict` and returns the :class:`Comparison`.
+    (half a unit of the last stated place at least the spread).  `rates` (arm -> rate) states
+    the comparison at fixed rates instead of each arm's best (see :func:`compare`).  Prints the
+    verdict (with `label`) through :func:`rbm.checks.verdict` and returns the
+    :class:`Comparison`.
 
     Raises
     ------
@@ -604,7 +606,7 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     """
     from rbm.checks import verdict
 
-    c = compare(table, a, b, data_set=data_set, budget=budget)
+    c = compare(table, a, b, data_set=data_set, budget=budget, rates=rates)
     where = f"{a} over {b}, {data_set}, {budget} updates"
     if m is not None and m != c.m:
         raise AssertionError(f"{where}: {c.m} seeds in the table, not {m}")
@@ -627,8 +629,9 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     if by is not None:
         text += _margins(c, by[0], by[1], decimals)
     spread = "" if c.spread is None else f", 1e-12 nudge spread {c.spread:.1g} nats"
-    verdict(f"{text} ({data_set}, {budget} updates, each arm at its best rate chosen on "
-            f"{len(table['grid']['validation_seeds'])} other seeds: {c.rate_a:g} and "
+    how = (f"each arm at its best rate chosen on {len(table['grid']['validation_seeds'])} "
+           f"other seeds: " if rates is None else "at the stated rates ")
+    verdict(f"{text} ({data_set}, {budget} updates, {how}{c.rate_a:g} and "
             f"{c.rate_b:g}{spread})", label)
     return c
 
