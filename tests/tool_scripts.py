@@ -61,6 +61,9 @@ def load_tool(name):
         sys.path.append(str(ROOT / "tools"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    # registered under its name, as an import would (the standard recipe of importlib's
+    # documentation), so that pickle finds its functions (tools/experiments.py's process pool)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
