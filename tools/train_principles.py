@@ -56,9 +56,9 @@ to other hidden units); where a replica picks another best rate on (1, 2) (PCD-1
 0.1), that method at that rate on the other pairs too, nudged and not (``+0``).  The
 digits runs amplify rounding (another processor's BLAS kernel, or a nudge, moves their
 final values by up to two nats), so the chapter states about them only what holds on the
-stored runs and on every nudged replica, with the range over them.  About 2 to 3 CPU
-minutes of one core per replica (115 to 185 s measured; the final models are not
-stored).  ``nudged-add`` keeps the replicas already in the file and runs only the missing
+stored runs and on every nudged replica, with the range over them.  About 2 CPU minutes
+of one core per replica (116 to 136 s measured for the last three, 242 s for the first two
+together; the final models are not stored).  ``nudged-add`` keeps the replicas already in the file and runs only the missing
 ones (``nudged-add/20-5+1e-12,27-3-1e-12``: those; by default all of
 :data:`NUDGED_READINGS`), writing the file after each.
 """
