@@ -52,8 +52,8 @@ help:
 	@echo "make digits   retrain the full-size digits chapter's models and AIS (about 20 min)"
 	@echo "make logz     compare log Z estimators on the full-size digit models (10-20 min)"
 	@echo "make principles  retrain the comparison of training principles (about half an hour)"
-	@echo "make principles-nudged  retrain its digits runs with one starting weight nudged by"
-	@echo "               +1e-12 and -1e-12 (about 5 min), after make principles"
+	@echo "make principles-nudged  retrain its digits runs in 5 replicas, each with one starting"
+	@echo "               weight nudged by 1e-12 or -1e-12 (about 10 min), after make principles"
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
@@ -150,7 +150,8 @@ bench-training: $(STAMP)
 #               processes, then `tools/train_principles.py DIR merge`)
 #   principles-nudged  train_principles.py nudged  principles_nudged.json  around_the_partition_
 #               function: the digits runs of principles_comparison.json with one starting
-#               weight nudged by +-1e-12 (about 5 min; rerun after `make principles`)
+#               weight nudged by +-1e-12, in 5 replicas (about 10 min; rerun after `make
+#               principles`; `... nudged-add` runs only the replicas missing from the file)
 #   potts       train_potts.py         potts_drelu.json            other_unit_types (about 5 min)
 #   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
 #   momentum    run_momentum.py        momentum.json               the momentum recipe line of

@@ -47,19 +47,25 @@ parameter errors of SM, NCE and DSM (s = 0.3) on the Gaussian model for the seed
 
 ``nudged`` (``principles_nudged.json``, behind ``make principles-nudged``, not in the
 default parts): every digits run of ``principles_comparison.json`` (each method at the four
-rates for the seed pair (1, 2), at its best rate for (3, 4) and (5, 6): 48 runs) again,
-with one weight of the starting model nudged by each of :data:`NUDGES` (+1e-12 and -1e-12;
-the weight from the centre pixel, which the digits switch on and off, to the first hidden
-unit: :func:`nudged_weight`), and everything else the same; where a replica picks another
-best rate on (1, 2) (PCD-1: 0.3, not 0.1), that method at that rate on the other pairs too,
-nudged and not (``+0``).  The digits runs amplify rounding (another processor's BLAS
-kernel, or the nudge, moves their final values by up to two nats), so the chapter states
-about them only what holds on the stored runs and on both nudged replicas.  About 4 CPU minutes of one core (229 s measured; the final models are not
-stored).
+rates for the seed pair (1, 2), at its best rate for (3, 4) and (5, 6): 48 runs) again in
+each replica of :data:`NUDGED_READINGS`: one weight of the starting model nudged by
+1e-12 or -1e-12, everything else the same (the first two: the weight from the centre pixel,
+which the digits switch on and off, to the first hidden unit, :func:`nudged_weight`, by
+each of :data:`NUDGES`; then three more weights from pixels the digits switch on and off,
+to other hidden units); where a replica picks another best rate on (1, 2) (PCD-1: 0.3, not
+0.1), that method at that rate on the other pairs too, nudged and not (``+0``).  The
+digits runs amplify rounding (another processor's BLAS kernel, or a nudge, moves their
+final values by up to two nats), so the chapter states about them only what holds on the
+stored runs and on every nudged replica, with the range over them.  About 2 CPU minutes
+of one core per replica (116 to 136 s measured for the last three, 242 s for the first two
+together; the final models are not stored).  ``nudged-add`` keeps the replicas already in the file and runs only the missing
+ones (``nudged-add/20-5+1e-12,27-3-1e-12``: those; by default all of
+:data:`NUDGED_READINGS`), writing the file after each.
 """
 
 import copy
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -76,6 +82,11 @@ STEM = "principles_comparison"
 CONSISTENCY_STEM = "principles_consistency"
 NUDGED_STEM = "principles_nudged"
 NUDGES = (1e-12, -1e-12)   # added to one starting weight (nudged_weight) in the replicas
+# every replica of ``nudged``: (visible, hidden) index of the weight, nudge; the first two are
+# NUDGES at nudged_weight (tags "+1e-12", "-1e-12"), the others at pixels of the digits that
+# are on in some training rows and off in others, each to another hidden unit
+NUDGED_READINGS = (((36, 0), 1e-12), ((36, 0), -1e-12), ((20, 5), 1e-12),
+                   ((27, 3), -1e-12), ((44, 7), 1e-12))
 
 METHODS = ("ML", "CD-1", "CD-10", "PCD-1", "PL", "RM", "MPF", "NCE")
 NOISE_RATIO = 4.0
@@ -257,10 +268,11 @@ def key(name, method, rate, seeds=(MODEL_SEED, TRAIN_SEED)):
 
 
 def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEED),
-        nudge=0.0):
+        nudge=0.0, weight=None):
     """Train one model; return its curve: epochs, exact train and held-out log-likelihood.
 
-    `nudge` is added to one weight of the starting model (:func:`nudged_weight`).
+    `nudge` is added to one weight of the starting model, `weight` ((visible, hidden)
+    index; by default :func:`nudged_weight`).
 
     Training runs in segments of ``track_epochs`` epochs, one call of
     :func:`rbm.training.train` each with the same generator and estimator (so the
@@ -272,7 +284,8 @@ def run(name, method, learning_rate, segments=None, seeds=(MODEL_SEED, TRAIN_SEE
     train, held_out = load(name)
     model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=seeds[0])
     if nudge:
-        model.W[nudged_weight(train.shape[1])] += nudge
+        model.W[tuple(weight) if weight is not None
+                else nudged_weight(train.shape[1])] += nudge
     est = estimator(method, batch_size, train)
     rng = np.random.default_rng(seeds[1])
     whole, extra = budget_point(name, method)
@@ -380,12 +393,13 @@ def merge(output=OUTPUT):
         part.unlink()
 
 
-def nudged_curve(k, nudge):
-    """The curve of run `k` (a key of the comparison) with the nudge `nudge`."""
+def nudged_curve(k, nudge, weight=None):
+    """The curve of run `k` (a key of the comparison) with the nudge `nudge` at `weight`
+    (by default :func:`nudged_weight`)."""
     name, method, rate, seeds = [x.strip() for x in k.split("|")]
     n_hidden, batch_size, _, _ = DATASETS[name]
     curve = run(name, method, float(rate), seeds=tuple(int(s) for s in seeds.split(",")),
-                nudge=nudge)
+                nudge=nudge, weight=weight)
     curve.pop("final_model", None)
     curve["passes_per_row"] = passes_per_row(method, load(name)[0].shape[1], n_hidden,
                                              batch_size)
@@ -406,36 +420,78 @@ def nudged_keys(name, stored, runs):
     return out
 
 
-def nudged(output=OUTPUT):
-    """Every digits run of ``principles_comparison.json`` again with each nudge of
-    :data:`NUDGES`, and, where the nudged runs of the first seed pair choose another best
-    rate for a method, that method at that rate on the other seed pairs too; write
-    ``principles_nudged.json``: ``runs[f"{nudge:+g}"][key]`` is the curve of run `key`
-    nudged by `nudge` (as in the comparison, without the final models); ``runs["+0"]``
-    holds those extra runs without the nudge."""
+def reading_tag(weight, nudge, n_visible):
+    """The name of a replica in ``principles_nudged.json``: ``"+1e-12"`` for a nudge at
+    :func:`nudged_weight`, ``"W[20,5] +1e-12"`` for one at another weight."""
+    tag = f"{nudge:+g}"
+    return tag if tuple(weight) == nudged_weight(n_visible) else f"W[{weight[0]},{weight[1]}] {tag}"
+
+
+def parse_readings(text):
+    """``36-0+1e-12,20-5-1e-12`` -> (((36, 0), 1e-12), ((20, 5), -1e-12))."""
+    out = []
+    for item in text.split(","):
+        i, j, nudge = re.fullmatch(r"(\d+)-(\d+)([+-].+)", item).groups()
+        out.append(((int(i), int(j)), float(nudge)))
+    return tuple(out)
+
+
+def nudged(output=OUTPUT, readings=NUDGED_READINGS, keep=False):
+    """Every digits run of ``principles_comparison.json`` again in each replica of
+    `readings` (a weight of the starting model and the nudge added to it), and, where the
+    nudged runs of the first seed pair choose another best rate for a method, that method
+    at that rate on the other seed pairs too; write ``principles_nudged.json``:
+    ``runs[tag][key]`` is the curve of run `key` in the replica `tag`
+    (:func:`reading_tag`; as in the comparison, without the final models), and
+    ``settings["readings"][tag]`` its weight, nudge and CPU seconds; ``runs["+0"]``
+    holds those extra runs without the nudge.  With `keep`, the replicas (and ``+0``
+    runs) already in the file are kept and only the missing ones run (the file is
+    written after each replica); without, everything is run again (after ``make
+    principles``)."""
     output = Path(output)
+    path = output / f"{NUDGED_STEM}.json"
     stored = [k for k in json.loads((output / f"{STEM}.json").read_text())["runs"]
               if k.startswith("digits")]
     name = stored[0].split(" | ")[0]
-    results = {"settings": {"nudges": NUDGES, "weight": nudged_weight(load(name)[0].shape[1]),
+    train = load(name)[0]
+    n_visible = train.shape[1]
+    for weight, _ in readings:   # a pixel the data switch on and off
+        assert 0 < train[:, weight[0]].mean() < 1 and weight[1] < DATASETS[name][0], weight
+    results = {"settings": {"nudges": NUDGES, "weight": nudged_weight(n_visible),
                             "of": f"{STEM}.json",
                             "runs": "every digits run there, and on the seed pairs (3, 4) "
                                     "and (5, 6) each method at the replica's best rate; "
                                     "+0: those extra runs without the nudge"},
                "runs": {}}
-    start = time.process_time()
+    if keep and path.exists():
+        results = json.loads(path.read_text())
+    plain = results["runs"].pop("+0", {})
+    known = results["settings"].setdefault("readings", {})
+    for t in results["runs"]:   # the first file's two replicas
+        if t not in known and t in (f"{n:+g}" for n in NUDGES):
+            known[t] = {"weight": list(nudged_weight(n_visible)), "nudge": float(t)}
+    results["settings"]["readings"] = known
     with threadpool_limits(1, user_api="blas"):
-        for nudge in NUDGES:
-            runs = results["runs"][f"{nudge:+g}"] = {}
+        for weight, nudge in readings:
+            tag = reading_tag(weight, nudge, n_visible)
+            if tag in results["runs"]:
+                continue
+            start = time.process_time()
+            runs = results["runs"][tag] = {}
             for k in stored + ["more"]:
                 for k in (nudged_keys(name, stored, runs) if k == "more" else [k]):
-                    runs[k] = nudged_curve(k, nudge)
-                    print(f"{nudge:+g} {k}: held out {runs[k]['held_out'][-1]:.3f} "
+                    runs[k] = nudged_curve(k, nudge, weight)
+                    print(f"{tag} {k}: held out {runs[k]['held_out'][-1]:.3f} "
                           f"({time.process_time() - start:.0f} CPU s so far)", flush=True)
-        extra = sorted({k for runs in results["runs"].values() for k in runs} - set(stored))
-        results["runs"]["+0"] = {k: nudged_curve(k, 0.0) for k in extra}
-    results["settings"]["cpu_seconds"] = time.process_time() - start
-    (output / f"{NUDGED_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
+            extra = sorted(set(runs) - set(stored) - set(plain))
+            plain.update({k: nudged_curve(k, 0.0) for k in extra})
+            known[tag] = {"weight": list(weight), "nudge": nudge,
+                          "cpu_seconds": time.process_time() - start}
+            results["runs"]["+0"] = plain
+            path.write_text(json.dumps(results, indent=1) + "\n")
+            results["runs"].pop("+0")
+    results["runs"]["+0"] = plain
+    path.write_text(json.dumps(results, indent=1) + "\n")
 
 
 def kl_truth():
@@ -576,6 +632,8 @@ def main(output=OUTPUT, *parts):
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge,
              "prices": prices, "nudged": nudged,
+             "nudged-add": lambda out: nudged(
+                 out, parse_readings(seeds) if seeds else NUDGED_READINGS, keep=True),
              "consistency-extra": consistency_extra}[part](output)
 
 
