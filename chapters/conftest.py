@@ -34,10 +34,14 @@ import pytest
 BUDGET_CPU_SECONDS = 60.0
 
 # Notebooks allowed more, each a debt to pay back (move the heavy part into a tools/ script
-# and a cache), never to grow.  None now: the three debts of 2026-11-28 (digits_full_size 150,
+# and a cache), never to grow.  The three debts of 2026-11-28 (digits_full_size 150,
 # shape_of_the_likelihood 80, what_cd_optimises 100) were mostly BLAS threads spinning (see
 # above); what_cd_optimises also reads its bounds grid and further runs from a cache.
-BUDGETS = {}
+# Two debts again on 2026-11-29: on an AVX-512 machine (OpenBLAS's SkylakeX kernel), nearly
+# quiet, digits_full_size used 66.6 CPU s (more than its 59.9 s of wall time: some of its
+# work runs on a second thread) and other_unit_types 63.8; both read caches already, so the
+# next step is to find which of their cells to move into a tools/ script.
+BUDGETS = {"digits_full_size.ipynb": 90.0, "other_unit_types.ipynb": 90.0}
 
 # The kernels nbval starts inherit this environment (see the module's docstring).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
