@@ -20,7 +20,8 @@ import textwrap
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails", "unstable", "glue"]
+__all__ = ["verdict", "check_close", "check_at_most", "check_mean", "check_fails", "unstable", "below",
+           "glue"]
 
 # Verdicts are wrapped to the width of the book's output column (78 characters at 1280 px).
 VERDICT_WIDTH = 78
@@ -297,6 +298,38 @@ def unstable(x, spec=".3g"):
     '~-22.71'
     """
     return "~" + format(float(x), spec)
+
+
+def below(value, bound):
+    r"""``"below <bound>"`` when ``value < bound``, else `value` itself (``.1e``).
+
+    A gap that is rounding (a few units in the last place) differs between
+    processors in every digit, so a chapter prints the bound it lies under,
+    not the gap; a gap at or above the bound is printed as a number, which
+    changes the output and so fails nbval.
+
+    Parameters
+    ----------
+    value : float
+    bound : float
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> below(5.7e-14, 1e-11)
+    'below 1e-11'
+    >>> below(2e-11, 1e-11)
+    '2.0e-11'
+    >>> below(4.4e-10, 1e-8)
+    'below 1e-8'
+    """
+    value = float(value)
+    # 1e-8, not Python's 1e-08
+    limit = f"{bound:g}".replace("e-0", "e-").replace("e+0", "e+")
+    return f"below {limit}" if value < bound else f"{value:.1e}"
 
 
 def glue(name, value, display=False, *, digits=GLUE_DIGITS):
