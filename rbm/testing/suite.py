@@ -1,7 +1,7 @@
 r"""The whole oracle in one call: every check that applies to what an implementation provides.
 
 :func:`check_implementation` takes what the implementation provides (an object or mapping
-whose attributes carry the names of :data:`PROVIDES`, or the same names as keywords), runs
+whose attributes carry the names of ``PROVIDES``, or the same names as keywords), runs
 every check that applies, and returns a :class:`SuiteReport`: one row per check (check,
 verdict, power, cause).  :func:`parametrize_with_checks` gives pytest one test per check,
 as scikit-learn's ``parametrize_with_checks`` does for estimators.
@@ -257,8 +257,9 @@ def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
 
     Parameters
     ----------
-    impl : object or mapping, optional
-        Anything whose attributes (or keys) carry names of :data:`PROVIDES`,
+    impl : object or dict, optional
+        Anything whose attributes (or keys) carry names of
+        ``rbm.testing.PROVIDES`` (a dict: name -> what it computes),
         e.g. a small adapter class around a library's model; the keywords
         below override them (``None`` leaves one out).
     model : RBM or tuple, optional
@@ -291,7 +292,7 @@ def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
     verbose : bool, default False
         Print each check's verdict or failure as it runs.
     **provides : callable
-        Any of :data:`PROVIDES`: ``prob_h_given_v``, ``prob_v_given_h``,
+        Any name of ``PROVIDES``: ``prob_h_given_v``, ``prob_v_given_h``,
         ``energy``, ``free_energy``, ``log_partition``, ``log_likelihood``,
         ``pseudo_likelihood``, ``sample_h_given_v``, ``sample_v_given_h``,
         ``gibbs_step``, ``long_run_sampler``, ``log_partition_estimate``,
