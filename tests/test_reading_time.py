@@ -1,0 +1,59 @@
+"""The core part's reading budget (tools/reading_time.py): the estimate and what it counts.
+
+The estimate: visible prose words / 150 + one minute per display equation and per figure +
+half a minute per code cell whose source is shown. Folded blocks (``dropdown``) and cells
+whose source is hidden are not read; the ``{check}`` marks in the visible prose are counted.
+"""
+import json
+
+from tool_scripts import load_tool
+
+reading = load_tool("reading_time")
+
+
+def notebook(tmp_path, cells):
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                "nbformat_minor": 5}))
+    return path
+
+
+def md(text):
+    return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+
+def code(text, tags=(), outputs=()):
+    return {"cell_type": "code", "metadata": {"tags": list(tags)}, "source": text,
+            "outputs": list(outputs), "execution_count": 1}
+
+
+PNG = {"output_type": "display_data", "data": {"image/png": "iVBO", "text/plain": "<Figure>"},
+       "metadata": {}}
+
+
+def test_the_counter_counts_what_is_shown(tmp_path):
+    page = notebook(tmp_path, [
+        md("One two three {check}`chk-a` four $x^2$.\n\n```{math}\na = b\n```\n"),
+        md(":::{dropdown} Evidence\nfive six seven {check}`chk-b`\n:::\n"),
+        md("```{admonition} Folded\n:class: dropdown\nhidden words here\n```\nafter"),
+        code("print(1)"),
+        code("import numpy", tags=["hide-input"], outputs=[PNG]),
+        code("plot()", tags=["remove-cell"], outputs=[PNG]),
+    ])
+    t = reading.page_time(page)
+    assert (t["words"], t["equations"], t["figures"], t["code_cells"], t["check_marks"]) == (
+        6, 1, 1, 1, 1), t
+    assert abs(t["minutes"] - (6 / 150 + 1 + 1 + 0.5)) < 1e-12
+
+
+def test_nested_folds_and_fences(tmp_path):
+    """A fenced block inside a dropdown is folded with it; text after the dropdown is read."""
+    page = notebook(tmp_path, [md("::::{dropdown} Solution\n```{math}\nx\n```\nwords words\n"
+                                  "::::\nread me")])
+    t = reading.page_time(page)
+    assert (t["words"], t["equations"]) == (2, 0), t
+
+
+def test_core_pages_are_the_core_parts():
+    stems = [p.stem for p in reading.core_pages()]
+    assert stems[:2] == ["quickstart", "first_look"] and len(stems) == 10, stems
