@@ -11,8 +11,8 @@ from tool_scripts import load_tool
 reading = load_tool("reading_time")
 
 
-def notebook(tmp_path, cells):
-    path = tmp_path / "page.ipynb"
+def notebook(tmp_path, cells, name="page"):
+    path = tmp_path / f"{name}.ipynb"
     path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
                                 "nbformat_minor": 5}))
     return path
@@ -40,6 +40,11 @@ def test_the_counter_counts_what_is_shown(tmp_path):
         code("import numpy", tags=["hide-input"], outputs=[PNG]),
         code("plot()", tags=["remove-cell"], outputs=[PNG]),
     ])
+    caption = {"mystnb": {"figure": {"caption": "Two words {check}`chk-c`."}}}
+    with_caption = notebook(tmp_path, [dict(code("plot()", outputs=[PNG]), metadata=caption)],
+                            name="captioned")
+    c = reading.page_time(with_caption)
+    assert (c["words"], c["figures"], c["code_cells"], c["check_marks"]) == (2, 1, 1, 1), c
     t = reading.page_time(page)
     assert (t["words"], t["equations"], t["figures"], t["code_cells"], t["check_marks"]) == (
         6, 1, 1, 1, 1), t

@@ -4,8 +4,9 @@ The estimate is the one the book's reading budget is stated in: the visible word
 prose at 150 a minute, one minute per display equation and per figure, and half a minute
 per code cell whose source is shown.  What a reader has to open is not counted: a
 ``dropdown`` (folded) block, a cell tagged ``hide-input``, ``hide-cell``, ``remove-cell``
-or ``remove-input`` (its figure still counts when its output is shown).  Check marks are
-the ``{check}`` roles in the visible prose.
+or ``remove-input`` (its figure still counts when its output is shown, and so does its
+caption, ``mystnb.figure.caption``, as prose).  Check marks are the ``{check}`` roles in the
+visible prose and captions.
 
     python tools/reading_time.py          # a table of the core's pages, and the total
 """
@@ -112,6 +113,11 @@ def page_time(path):
             if not tags & NO_OUTPUT:
                 figures += sum(any(t in out.get("data", {}) for t in IMAGE_TYPES)
                                for out in cell.get("outputs", []))
+                caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get(
+                    "caption", "")                  # shown under the figure, read with it
+                if caption and "hide-cell" not in tags:
+                    words += prose_words(caption)
+                    checks += len(re.findall(r"\{check\}`", caption))
     minutes = (words / WORDS_PER_MINUTE + MINUTES_PER_EQUATION * equations
                + MINUTES_PER_FIGURE * figures + MINUTES_PER_CODE_CELL * code)
     return dict(page=Path(path).stem, words=words, equations=equations, figures=figures,
