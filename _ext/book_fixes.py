@@ -12,9 +12,10 @@
   names lets it break there, and only there.  (A ``<wbr>`` is not copied with
   the text, unlike a zero-width space in the source.)
 - MyST-NB gives a notebook figure its file path as ``alt`` text: a figure
-  with a caption gets its caption instead, and its image becomes a link to
-  the full-size file, which a phone reader can open and zoom (an SVG stays
-  sharp at any zoom).
+  with a caption gets its caption instead (unless its cell sets an alt text in
+  words, ``mystnb: image: alt:``), and its image becomes a link to the
+  full-size file, which a phone reader can open and zoom (an SVG stays sharp
+  at any zoom).
 
 It also writes the landing page's install line, ``{{ install_package }}``
 (used by intro.md): ``make book`` builds the package's wheel into the HTML,
@@ -77,23 +78,31 @@ def break_table_code_after_dots(body):
 
 
 _CAPTIONED_IMAGE = re.compile(
-    r'(<figure\b[^>]*>\s*)<img alt="[^"]*" src="([^"]+)" />'
+    r'(<figure\b[^>]*>\s*)<img alt="([^"]*)" src="([^"]+)" />'
     r'(\s*<figcaption>.*?<span class="caption-text">(.*?)</span>)', re.S)
 _TAG = re.compile(r"<[^>]+>")
 
 
 def caption_figures(body):
-    """Give each captioned figure its caption as alt text and a link to its full-size image.
+    """Give each captioned figure an alt text and a link to its full-size image.
+
+    The alt text is the one the cell gives in words (``mystnb: image: alt:``), or else
+    the caption.
 
     >>> caption_figures('<figure class="a">\\n<img alt="../_images/x.svg" src="../_images/x.svg" />'
     ...                 '\\n<figcaption>\\n<p><span class="caption-text">Top: <em>p</em> &amp; q.</span>')
     '<figure class="a">\\n<a class="figure-full-size" href="../_images/x.svg" title="Open the figure at full size"><img alt="Top: p &amp; q." src="../_images/x.svg" /></a>\\n<figcaption>\\n<p><span class="caption-text">Top: <em>p</em> &amp; q.</span>'
+    >>> '<img alt="Two bars." src=' in caption_figures(
+    ...     '<figure class="a">\\n<img alt="Two bars." src="../_images/x.svg" />'
+    ...     '\\n<figcaption>\\n<p><span class="caption-text">Top: <em>p</em>.</span>')
+    True
     """
     def one(match):
-        alt = " ".join(_TAG.sub("", match[4]).replace('"', "&quot;").split())
-        return (f'{match[1]}<a class="figure-full-size" href="{match[2]}" '
-                f'title="Open the figure at full size"><img alt="{alt}" src="{match[2]}" /></a>'
-                f"{match[3]}")
+        alt = match[2] if match[2] != match[3] else " ".join(
+            _TAG.sub("", match[5]).replace('"', "&quot;").split())
+        return (f'{match[1]}<a class="figure-full-size" href="{match[3]}" '
+                f'title="Open the figure at full size"><img alt="{alt}" src="{match[3]}" /></a>'
+                f"{match[4]}")
     return _CAPTIONED_IMAGE.sub(one, body)
 
 

@@ -39,6 +39,7 @@ def test_the_counter_counts_what_is_shown(tmp_path):
         code("print(1)"),
         code("import numpy", tags=["hide-input"], outputs=[PNG]),
         code("plot()", tags=["remove-cell"], outputs=[PNG]),
+        code("plot()", tags=["hide-cell"], outputs=[PNG]),
     ])
     caption = {"mystnb": {"figure": {"caption": "Two words {check}`chk-c`."}}}
     with_caption = notebook(tmp_path, [dict(code("plot()", outputs=[PNG]), metadata=caption)],

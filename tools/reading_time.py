@@ -4,8 +4,9 @@ The estimate is the one the book's reading budget is stated in: the visible word
 prose at 150 a minute, one minute per display equation and per figure, and half a minute
 per code cell whose source is shown.  What a reader has to open is not counted: a
 ``dropdown`` (folded) block, a cell tagged ``hide-input``, ``hide-cell``, ``remove-cell``
-or ``remove-input`` (its figure still counts when its output is shown, and so does its
-caption, ``mystnb.figure.caption``, as prose).  Check marks are the ``{check}`` roles in the
+or ``remove-input`` (its figure still counts when its output is shown unfolded, and so does
+its caption, ``mystnb.figure.caption``, as prose; an output folded by ``hide-cell`` or
+``hide-output`` is not read).  Check marks are the ``{check}`` roles in the
 visible prose and captions.
 
     python tools/reading_time.py          # a table of the core's pages, and the total
@@ -23,7 +24,7 @@ MINUTES_PER_EQUATION = 1.0
 MINUTES_PER_FIGURE = 1.0
 MINUTES_PER_CODE_CELL = 0.5
 HIDDEN_SOURCE = {"hide-input", "hide-cell", "remove-cell", "remove-input"}
-NO_OUTPUT = {"remove-cell", "remove-output"}
+NO_OUTPUT = {"remove-cell", "remove-output", "hide-cell", "hide-output"}
 IMAGE_TYPES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
@@ -115,7 +116,7 @@ def page_time(path):
                                for out in cell.get("outputs", []))
                 caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get(
                     "caption", "")                  # shown under the figure, read with it
-                if caption and "hide-cell" not in tags:
+                if caption:
                     words += prose_words(caption)
                     checks += len(re.findall(r"\{check\}`", caption))
     minutes = (words / WORDS_PER_MINUTE + MINUTES_PER_EQUATION * equations

@@ -488,7 +488,8 @@ def check_joint_energy(energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e
     --------
     >>> import numpy as np
     >>> from rbm.testing import check_joint_energy
-    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.array([0.2, 0.0])
+    >>> W = np.array([[1.0, -2.0], [0.5, 1.0]])
+    >>> b, c = np.array([0.1, -0.3]), np.array([0.2, 0.0])
     >>> def energy(v, h):
     ...     return -v @ b - h @ c - np.einsum("ni,ij,nj->n", v, W, h)
     >>> _ = check_joint_energy(energy, (W, b, c))

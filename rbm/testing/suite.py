@@ -318,7 +318,8 @@ def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
     >>> import numpy as np
     >>> from rbm.testing import check_implementation
     >>> from rbm.reference_impl import NumpyRBM
-    >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.array([0.5, -1.0])
+    >>> W = np.array([[1.0, -2.0], [0.5, 1.0]])
+    >>> b, c = np.array([0.1, -0.3]), np.array([0.5, -1.0])
     >>> wrong = NumpyRBM(W, b, c, bug="missing hidden bias")
     >>> report = check_implementation(wrong, (W, b, c), log_likelihood=None)
     >>> [row.check for row in report.rows]  # what NumpyRBM's methods provide, but log p
