@@ -58,6 +58,10 @@ def test_visible_code_runs_alone_and_prints_the_page(path):
     expected = [printed(c.outputs) for c in shown]
     alone = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.source) for c in shown])
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    # one BLAS thread, as chapters/conftest.py gives nbval's kernels: on a loaded machine
+    # OpenBLAS's spinning threads made the 784 x 200 model of is_my_training_working ten
+    # times slower in wall time
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     NotebookClient(alone, timeout=600, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     for n, (cell, want) in enumerate(zip(alone.cells, expected)):
