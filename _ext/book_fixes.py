@@ -184,10 +184,17 @@ def install_substitution(project, site_url=""):
 
     >>> install_substitution({"name": "rbm-book", "version": "0.1.0"}, "https://o.github.io/r/")[:92]
     'from this site, in one line: `pip install "rbm-book[plotting,datasets] @ https://o.github.io'
+    >>> "Without JavaScript" in install_substitution({"name": "rbm-book", "version": "0.1.0"})
+    True
     """
     path = f"{WHEEL_DIR}/{wheel_filename(project)}"
     url = f"{site_url.rstrip('/')}/{path}" if site_url else path
-    return (f"from this site, in one line: `{install_line(project['name'], url)}`. "
+    # Without the site's address the line holds a path that only _static/book.js completes;
+    # a reader without JavaScript gets the plain instruction too.
+    offline = "" if site_url else (
+        f" (Without JavaScript, download <a href=\"{path}\">the wheel</a> and run "
+        f"`pip install \"{wheel_filename(project)}[{','.join(EXTRAS)}]\"` in its folder.)")
+    return (f"from this site, in one line: `{install_line(project['name'], url)}`.{offline} "
             f"The package is distributed as `{project['name']}` and imported as `rbm`; "
             "in a clone of the repository, `pip install -e \".[plotting,datasets]\"` "
             "installs the same (or `make setup`, which also makes a virtual environment "
