@@ -176,6 +176,24 @@ def test_bad_arguments_name_themselves(bad, error):
         ShortRunCD(**bad)
 
 
+def test_uniform_start_is_fixed_or_refused():
+    """p0 must not move with the model: on a discrete layer the uniform start is the same
+    whatever the biases; a Gaussian layer, whose states "with zero input" follow its own b and
+    sigma (means 5 and -3 below, before this was refused), has no uniform start."""
+    from rbm.layers import Binary, Gaussian
+    est = ShortRunCD(k=1)
+    far = RBM.random(Binary(np.array([6.0, -6.0, 0.0])), Binary(np.zeros(2)), rng=0)
+    near = RBM.random(3, 2, rng=0)
+    a = est.initial_states(far, 4000, rng=3)
+    assert np.array_equal(a, est.initial_states(near, 4000, rng=3))
+    assert np.abs(a.mean(axis=0) - 0.5).max() < 0.05
+    gaussian = RBM.random(Gaussian(np.array([5.0, -3.0, 0.0])), Binary(np.zeros(2)), rng=0)
+    with pytest.raises(ValueError, match="discrete"):
+        est.initial_states(gaussian, 10, rng=0)
+    with pytest.raises(ValueError, match="discrete"):
+        est.gradient(gaussian, np.zeros((2, 3)), rng=0)
+
+
 def test_exact_functions_validate():
     model = RBM.random(3, 2, rng=0)
     with pytest.raises(ValueError, match="q"):
