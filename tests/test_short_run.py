@@ -263,6 +263,27 @@ def test_cache_rederives_second_set_and_rates(where, name, method, rate, atol):
     assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=atol)
 
 
+def test_cache_has_every_robust_run():
+    """The ``robust`` section holds one run per task of tools/train_short_run.py."""
+    tool = load_tool("train_short_run")
+    stored = read_cache("short_run")["robust"]
+    assert sorted(stored) == sorted(key for key, _ in tool.robust_tasks())
+
+
+@pytest.mark.parametrize("key, atol", [
+    ("bars/ml/rate-1/seed-0/nudge-0", ML_ATOL),
+    ("prototypes/rdm-5/rate-0.5/seed-1", PROTOTYPES5_ATOL)])
+def test_cache_rederives_robust_runs(key, atol):
+    """Two runs of the ``robust`` section (a nudged start, another seed and rate): their first
+    updates re-derived."""
+    tool = load_tool("train_short_run")
+    kwargs = dict(tool.robust_tasks())[key]
+    run = read_cache("short_run")["robust"][key]
+    fresh = tool.run(**dict(kwargs, steps=tool.CHECK_STEPS))
+    n = len(fresh["kl"])
+    assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=atol)
+
+
 def _prototypes_warm_start(k):
     data = noisy_prototypes(200, n_visible=6, n_prototypes=2, noise=0.1, rng=0)[0]
     q = exact.empirical_distribution(data)
