@@ -57,7 +57,7 @@ help:
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
-	@echo "make shortrun retrain the runs of the short-run chapter (about four minutes)"
+	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -156,7 +156,7 @@ bench-training: $(STAMP)
 #   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
 #   momentum    run_momentum.py        momentum.json               the momentum recipe line of
 #                                                                  quickstart, training (17 min)
-#   shortrun    train_short_run.py     short_run.json              short_run_chains (about 4 min)
+#   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators
