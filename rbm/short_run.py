@@ -146,8 +146,8 @@ class ShortRunCD:
     r"""Short-run CD ("Rdm-k"): fresh chains from a fixed :math:`p_0`, `k` Gibbs steps, every call.
 
     At every call, `n_chains` chains start at :math:`v_0 \sim p_0`
-    (uniform states of the visible layer, or independent units with the
-    probabilities `start`), run :math:`k` block Gibbs steps
+    (uniform states of a discrete visible layer, or independent units with
+    the probabilities `start`; fixed, whatever the model's parameters), run :math:`k` block Gibbs steps
     (:math:`h \sim p(h\mid v)`, then :math:`v \sim p(v \mid h)`), and the
     estimate is
 
@@ -165,8 +165,11 @@ class ShortRunCD:
     k : int, default 1
         Gibbs steps, at least 1.
     start : "uniform" or array_like of shape (n_visible,), default "uniform"
-        :math:`p_0`: uniform states of the visible layer (any layer), or
-        one probability per {0,1} visible unit.
+        :math:`p_0`: uniform states of a discrete visible layer, or one
+        probability per {0,1} visible unit.  A continuous (Gaussian) layer
+        has no uniform distribution, and drawing its states "with zero
+        input" would follow the layer's own bias and scale, which move in
+        training, so that :math:`p_0` would not be fixed: it is refused.
     n_chains : int, optional
         Chains per call; by default one per data row of the call.
     use_probabilities : bool, default True
@@ -211,6 +214,11 @@ class ShortRunCD:
         n = check_positive_int(n, "n")
         rng = check_rng(rng)
         if isinstance(self.start, str):
+            if not model.visible.discrete:
+                raise ValueError("start='uniform' needs a discrete visible layer: a continuous "
+                                 "layer has no uniform distribution, and its states drawn with "
+                                 "zero input follow the model's own bias and scale, so p0 "
+                                 "would move with training")
             return model.visible.random_states(n, rng=rng)
         if not model.is_binary:
             raise ValueError("a start given as probabilities needs {0,1} visible units; "

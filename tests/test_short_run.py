@@ -176,6 +176,24 @@ def test_bad_arguments_name_themselves(bad, error):
         ShortRunCD(**bad)
 
 
+def test_uniform_start_is_fixed_or_refused():
+    """p0 must not move with the model: on a discrete layer the uniform start is the same
+    whatever the biases; a Gaussian layer, whose states "with zero input" follow its own b and
+    sigma (means 5 and -3 below, before this was refused), has no uniform start."""
+    from rbm.layers import Binary, Gaussian
+    est = ShortRunCD(k=1)
+    far = RBM.random(Binary(np.array([6.0, -6.0, 0.0])), Binary(np.zeros(2)), rng=0)
+    near = RBM.random(3, 2, rng=0)
+    a = est.initial_states(far, 4000, rng=3)
+    assert np.array_equal(a, est.initial_states(near, 4000, rng=3))
+    assert np.abs(a.mean(axis=0) - 0.5).max() < 0.05
+    gaussian = RBM.random(Gaussian(np.array([5.0, -3.0, 0.0])), Binary(np.zeros(2)), rng=0)
+    with pytest.raises(ValueError, match="discrete"):
+        est.initial_states(gaussian, 10, rng=0)
+    with pytest.raises(ValueError, match="discrete"):
+        est.gradient(gaussian, np.zeros((2, 3)), rng=0)
+
+
 def test_exact_functions_validate():
     model = RBM.random(3, 2, rng=0)
     with pytest.raises(ValueError, match="q"):
@@ -241,6 +259,27 @@ def test_cache_rederives_second_set_and_rates(where, name, method, rate, atol):
     for key in where:
         run = run[key]
     fresh = tool.run(name, method, steps=tool.CHECK_STEPS, learning_rate=rate)
+    n = len(fresh["kl"])
+    assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=atol)
+
+
+def test_cache_has_every_robust_run():
+    """The ``robust`` section holds one run per task of tools/train_short_run.py."""
+    tool = load_tool("train_short_run")
+    stored = read_cache("short_run")["robust"]
+    assert sorted(stored) == sorted(key for key, _ in tool.robust_tasks())
+
+
+@pytest.mark.parametrize("key, atol", [
+    ("bars/ml/rate-1/seed-0/nudge-0", ML_ATOL),
+    ("prototypes/rdm-5/rate-0.5/seed-1", PROTOTYPES5_ATOL)])
+def test_cache_rederives_robust_runs(key, atol):
+    """Two runs of the ``robust`` section (a nudged start, another seed and rate): their first
+    updates re-derived."""
+    tool = load_tool("train_short_run")
+    kwargs = dict(tool.robust_tasks())[key]
+    run = read_cache("short_run")["robust"][key]
+    fresh = tool.run(**dict(kwargs, steps=tool.CHECK_STEPS))
     n = len(fresh["kl"])
     assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=atol)
 

@@ -28,10 +28,22 @@ of the Rdm-k update and a zero of the gradient of KL(q || p0 T^k), for k in FIXE
 the search's residual and the largest parameter after FIXED_STAGES Newton steps (again from
 the starts of seeds FIXED_OTHER_SEEDS); and the warm start of seed 0 trained on (exact Rdm-k
 updates at rate 1), recorded at FIXED_TRAINING updates.
-About four minutes of one core:  ``python tools/train_short_run.py``.
+Then the comparisons again at other settings (``robust``, :func:`robust_tasks`): ML against
+Rdm-5 on the prototypes at rate 0.5 (twice the updates, the same learning time rate x updates),
+at the starts of seeds 0-2 and on the second set, and at rate 1 at seeds 1-2; ML on bars and
+stripes at rate 0.5; Rdm-5, Rdm-20, ML and klgrad-5 on bars and stripes at the starts of seeds
+1-2; ML and Rdm-100 on bars and stripes at rate 1 with one starting weight nudged by 1e-12 (the
+spread under rounding); the sampled Rdm-5 run at other sampling seeds; and Rdm-1, Rdm-5 on bars
+and stripes with the relaxation time 1 / (1 - |lambda_2|) of the Gibbs chain recorded along
+training.  ``python tools/train_short_run.py robust`` recomputes only that section into the
+existing file (two processes; ``robust missing`` only the runs not yet in it).
+
+About four minutes of one core for the first part and ten for ``robust``:
+``python tools/train_short_run.py``.
 """
 
 import json
+import multiprocessing
 import sys
 from pathlib import Path
 
@@ -46,6 +58,7 @@ from rbm.estimators import PCD  # noqa: E402
 from rbm.short_run import (ShortRunCD, expected_update, fixed_point,  # noqa: E402
                            independent_marginals, kl_gradient, kl_to_k_step, noisy_prototypes)
 from rbm.training import train  # noqa: E402
+from rbm.transition import gibbs_transition_matrix  # noqa: E402
 
 KS = (1, 5, 20, 100)
 PROBE_KS = (1, 5, 20, 100, 1000)
@@ -58,7 +71,7 @@ METHODS = tuple(f"rdm-{k}" for k in KS) + ("klgrad-5", "ml", "pcd", "rdm-5-sampl
 MARGINAL_METHODS = ("rdm-1-marginals", "rdm-5-marginals")
 SECOND_METHODS = ("rdm-1", "rdm-5", "ml")
 SECOND_STEPS = 12000
-RATE_STEPS = {0.1: 3000, 0.5: 6000}   # learning rate -> updates (bars and stripes, Rdm-1)
+RATE_STEPS = {0.1: 3000, 0.5: 6000, 2.0: 1500, 4.0: 750}   # rate -> updates (bars, Rdm-1)
 FIXED_KS = (1, 3, 10)
 FIXED_HIDDEN = 3
 FIXED_WARMUP = 500
@@ -79,8 +92,17 @@ def dataset(name):
     raise ValueError(f"unknown data set {name!r}")
 
 
-def start_model():
-    return RBM.random(9, N_HIDDEN, scale=0.1, rng=0)
+def start_model(seed=0, nudge=0.0):
+    """The small random start of `seed`; `nudge` is added to its first weight."""
+    model = RBM.random(9, N_HIDDEN, scale=0.1, rng=seed)
+    model.W[0, 0] += nudge
+    return model
+
+
+def relaxation_time(model):
+    """1 / (1 - |lambda_2|) of the exact block Gibbs chain on the visible states."""
+    moduli = np.sort(np.abs(np.linalg.eigvals(gibbs_transition_matrix(model))))
+    return float(1.0 / (1.0 - moduli[-2]))
 
 
 def measure(model, q, start="uniform"):
@@ -89,19 +111,23 @@ def measure(model, q, start="uniform"):
         round(float(exact.kl_divergence(q, model)), 12)]
 
 
-def run(name, method, steps=STEPS, learning_rate=LEARNING_RATE):
-    """One run; returns {"updates", "kl", "W", "b", "c"}."""
+def run(name, method, steps=STEPS, learning_rate=LEARNING_RATE, seed=0, nudge=0.0,
+        sampling_seed=1, track=TRACK, relax=False):
+    """One run from the start of `seed` (first weight nudged by `nudge`); the sampled runs
+    draw with `sampling_seed`; records every `track` updates (with `relax`, also the Gibbs
+    chain's relaxation time); returns {"updates", "kl", "W", "b", "c"} (and "relaxation")."""
     data = dataset(name)
     q = exact.empirical_distribution(data)
-    model = start_model()
+    model = start_model(seed, nudge)
     start = independent_marginals(data) if method.endswith("-marginals") else "uniform"
     updates, kl = [0], [measure(model, q, start)]
+    relaxation = [relaxation_time(model)] if relax else None
     if method in ("pcd", "rdm-5-sampled"):
         estimator = (PCD(n_chains=100, k=1) if method == "pcd"
                      else ShortRunCD(k=5, n_chains=100))
-        rng = np.random.default_rng(1)
-        for done in range(TRACK, steps + 1, TRACK):
-            train(model, data, estimator, learning_rate=learning_rate, epochs=TRACK,
+        rng = np.random.default_rng(sampling_seed)
+        for done in range(track, steps + 1, track):
+            train(model, data, estimator, learning_rate=learning_rate, epochs=track,
                   batch_size=len(data), rng=rng)
             updates.append(done)
             kl.append(measure(model, q))
@@ -116,11 +142,82 @@ def run(name, method, steps=STEPS, learning_rate=LEARNING_RATE):
             model.W += learning_rate * g.W
             model.b += learning_rate * g.b
             model.c += learning_rate * g.c
-            if t % TRACK == 0:
+            if t % track == 0:
                 updates.append(t)
                 kl.append(measure(model, q, start))
-    return {"updates": updates, "kl": kl, "W": model.W.tolist(), "b": model.b.tolist(),
-            "c": model.c.tolist()}
+                if relax:
+                    relaxation.append(relaxation_time(model))
+    out = {"updates": updates, "kl": kl, "W": model.W.tolist(), "b": model.b.tolist(),
+           "c": model.c.tolist()}
+    if relax:
+        out["relaxation"] = relaxation
+    return out
+
+
+def robust_tasks():
+    """The runs of the ``robust`` section, as (key, keyword arguments of :func:`run`)."""
+    tasks = []
+    for name, seeds in (("prototypes", (0, 1, 2)), ("prototypes-5", (0,))):
+        for seed in seeds:
+            for method in ("ml", "rdm-5"):
+                tasks.append((f"{name}/{method}/rate-0.5/seed-{seed}",
+                              dict(name=name, method=method, steps=6000, learning_rate=0.5,
+                                   seed=seed)))
+    for seed in (1, 2):
+        for method in ("ml", "rdm-5"):
+            tasks.append((f"prototypes/{method}/rate-1/seed-{seed}",
+                          dict(name="prototypes", method=method, seed=seed)))
+    tasks.append(("bars/ml/rate-0.5/seed-0",
+                  dict(name="bars", method="ml", steps=6000, learning_rate=0.5)))
+    for seed in (1, 2):
+        for method in ("rdm-5", "rdm-20", "ml", "klgrad-5"):
+            tasks.append((f"bars/{method}/rate-1/seed-{seed}",
+                          dict(name="bars", method=method, seed=seed)))
+    for i, nudge in enumerate(NUDGES):
+        tasks.append((f"bars/ml/rate-1/seed-0/nudge-{i}",
+                      dict(name="bars", method="ml", nudge=nudge)))
+    for i, nudge in enumerate(NUDGES[:2]):
+        tasks.append((f"bars/rdm-100/rate-1/seed-0/nudge-{i}",
+                      dict(name="bars", method="rdm-100", nudge=nudge)))
+    for name, seeds in (("bars", SAMPLING_SEEDS), ("prototypes", SAMPLING_SEEDS[:4])):
+        for s in seeds:
+            tasks.append((f"{name}/rdm-5-sampled/rate-1/seed-0/sampling-{s}",
+                          dict(name=name, method="rdm-5-sampled", sampling_seed=s,
+                               track=STEPS)))
+    for i, nudge in enumerate(NUDGES[:2]):
+        for method in ("ml", "rdm-5"):
+            tasks.append((f"prototypes/{method}/rate-0.5/seed-0/nudge-{i}",
+                          dict(name="prototypes", method=method, steps=6000, learning_rate=0.5,
+                               nudge=nudge)))
+    for k in (1, 5):
+        tasks.append((f"bars/rdm-{k}/relaxation",
+                      dict(name="bars", method=f"rdm-{k}", steps=1000, relax=True)))
+    return tasks
+
+
+NUDGES = (1e-12, -1e-12, 2e-12, -2e-12, 4e-12, -4e-12)   # added to the first starting weight
+SAMPLING_SEEDS = (2, 3, 4, 5, 6, 7, 8, 9)                # seed 1 is the run in ``runs``
+
+
+def _robust_task(task):
+    from threadpoolctl import threadpool_limits
+    key, kwargs = task
+    with threadpool_limits(1):
+        out = run(**kwargs)
+    if "relaxation" not in out:
+        del out["W"], out["b"], out["c"]
+    print(key, out["kl"][-1][-1], flush=True)
+    return key, out
+
+
+def robust_runs(processes=2, done=None):
+    """The ``robust`` section: {key: run} for every task of :func:`robust_tasks` (those in
+    `done` are kept, not rerun)."""
+    done = dict(done or {})
+    todo = [task for task in robust_tasks() if task[0] not in done]
+    with multiprocessing.Pool(processes) as pool:
+        done.update(pool.map(_robust_task, todo, chunksize=1))
+    return {key: done[key] for key, _ in robust_tasks()}
 
 
 def small_dataset(name):
@@ -216,8 +313,23 @@ def main():
     out["settings"].update({"second_methods": SECOND_METHODS, "second_steps": SECOND_STEPS,
                             "rate_steps": {str(r): n for r, n in RATE_STEPS.items()}})
     out.update(extra_runs())
+    out["robust"] = robust_runs()
+    OUT.write_text(json.dumps(out))
+
+
+def main_robust():
+    """Recompute only the ``robust`` section into the existing file."""
+    out = json.loads(OUT.read_text())
+    for rate, steps in RATE_STEPS.items():
+        if str(rate) not in out["rates"]:
+            out["rates"][str(rate)] = run("bars", "rdm-1", steps=steps, learning_rate=rate)
+    out["settings"]["rate_steps"] = {str(r): n for r, n in RATE_STEPS.items()}
+    out["robust"] = robust_runs(done=out.get("robust") if "missing" in sys.argv else None)
     OUT.write_text(json.dumps(out))
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["robust"]:
+        main_robust()
+    else:
+        main()
