@@ -146,7 +146,8 @@ bench-training: $(STAMP)
 #   logz        logz_estimators.py     logz_estimators.json        estimating_log_z, from the
 #                                                                  models `make digits` wrote
 #   principles  train_principles.py    principles_comparison.json, around_the_partition_function
-#                                      principles_consistency.json (about half an hour;
+#                                      principles_consistency.json, principles_bas_seeds.json
+#                                      (about three quarters of an hour;
 #               `tools/train_principles.py DIR digits/1-2 bars/1-2 ...` splits it over
 #               processes, then `tools/train_principles.py DIR merge`)
 #   principles-nudged  train_principles.py nudged  principles_nudged.json  around_the_partition_

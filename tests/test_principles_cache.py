@@ -224,3 +224,64 @@ def test_the_first_segment_of_a_replica_at_another_weight_is_rederived(cache, nu
     assert tag == "W[44,7] +1e-12"
     moves = rederive_first_segment(cache, nudged, tag, nudge, weight)
     assert all(abs(m) > 5 * NUDGE_ATOL for m in moves), moves
+
+
+def test_the_prices_are_whole_updates_measured_in_sessions(cache):
+    """``prices`` is the median over the stored sessions of whole-update prices (a segment of
+    ``train`` as the runs call it, :func:`measure_update_costs`); the earlier prices of a call
+    of the estimator's ``gradient`` are kept as ``gradient_prices``."""
+    sessions = cache["price_sessions"]
+    assert len(sessions) >= 3
+    for name in tp.DATASETS:
+        assert set(cache["gradient_prices"][name]) == set(tp.METHODS)
+        for method in tp.METHODS:
+            values = sorted(s[name][method] for s in sessions)
+            assert cache["prices"][name][method] == values[len(values) // 2]
+        assert all(s[name]["CD-1"] == 1.0 for s in sessions)
+
+
+@pytest.fixture(scope="module")
+def bas_seeds():
+    return read_cache("principles_bas_seeds")
+
+
+def test_the_bars_seed_pairs_hold_every_method_at_every_rate(bas_seeds):
+    name = bas_seeds["settings"]["data_set"]
+    assert [tuple(p) for p in bas_seeds["settings"]["reported_pairs"]] == list(
+        tp.BAS_REPORTED_PAIRS)
+    assert set(bas_seeds["runs"]) == {tp.key(name, m, r, s) for s in tp.BAS_REPORTED_PAIRS[1:]
+                                      for m in tp.METHODS for r in tp.LEARNING_RATES}
+    n = len(bas_seeds["epochs"])
+    assert all(len(c["train"]) == n or "diverged" in c for c in bas_seeds["runs"].values())
+
+
+# The stored values are rounded to 8 decimals (values near -10): atol 1e-7 covers that rounding
+# and the processor's (the first segment of a sampled run moves by ~1e-13 under a 1e-12 nudge).
+@pytest.mark.parametrize("method,rate,seeds", [("CD-10", 0.3, (3, 4)), ("PCD-1", 0.1, (7, 8)),
+                                               ("PL", 1.0, (9, 10))])
+def test_the_first_segment_of_a_bars_seed_run_is_reproduced(bas_seeds, method, rate, seeds):
+    """Runs that draw from the model (CD-10, PCD-1) and one that does not (PL)."""
+    name = bas_seeds["settings"]["data_set"]
+    with threadpool_limits(1, user_api="blas"):
+        curve = tp.run(name, method, rate, segments=1, seeds=seeds)
+    cached = bas_seeds["runs"][tp.key(name, method, rate, seeds)]["train"][:2]
+    assert_close(curve["train"], cached, "train", atol=1e-7)
+
+
+def test_the_ml_samples_extend_the_first_eight(consistency):
+    seeds = consistency["settings"]["ml_kl_seeds"]
+    assert seeds == list(tp.ML_KL_SEEDS)
+    for n in tp.KL_SIZES:
+        values = consistency["ml_n_kl"][str(n)]
+        assert len(values) == len(seeds) == len(consistency["ml_converged"][str(n)])
+        assert values[:len(tp.KL_SEEDS)] == consistency["n_kl"][f"ML | {n}"]
+
+
+def test_an_ml_fit_of_a_further_sample_is_reproduced(consistency):
+    truth = tp.kl_truth()
+    seed = tp.ML_KL_SEEDS[len(tp.KL_SEEDS)]
+    with threadpool_limits(1, user_api="blas"):
+        fitted, _ = tp.fit_ml(truth, tp.exact.sample(truth, 8000, rng=seed))
+    n_kl = 8000 * tp.exact.kl_divergence(tp.exact.visible_distribution(truth), fitted)
+    assert_close(n_kl, consistency["ml_n_kl"]["8000"][len(tp.KL_SEEDS)], "N KL",
+                 rtol=ML_FIT_RTOL)

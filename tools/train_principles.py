@@ -2,9 +2,9 @@
 
 Usage: python tools/train_principles.py [OUTPUT_DIR] [PART ...]     (behind `make principles`)
 
-PART is ``comparison``, ``prices``, ``consistency`` or ``consistency-extra`` (the default:
-all four, in that order; ``prices`` adds to the file of the first, the last to the file of
-the third).
+PART is ``comparison``, ``prices``, ``update-prices``, ``bars-seeds``, ``consistency``,
+``consistency-extra`` or ``consistency-ml`` (the default: all seven, in that order; the two
+prices add to the file of the first, the last two to the file of ``consistency``).
 (``bars`` and ``digits``, optionally followed by ``:`` and a list of methods, are
 parts of ``comparison``, for several processes; ``merge`` then joins them.)
 
@@ -40,6 +40,18 @@ times.  Roughly a quarter of an hour of one idle core for the comparison and as
 much for the consistency (much longer on a loaded machine: split the comparison into
 parts run in several processes, e.g. ``digits/1-2``, ``bars/1-2`` and
 ``digits:PL,RM@1.0/3-4,5-6`` ..., then ``merge``).
+
+``update-prices`` (added to ``principles_comparison.json``): the prices the chapter charges,
+of whole updates as the runs made them (a segment of :func:`rbm.training.train`, fused for CD
+and PCD; :func:`measure_update_costs`), in three sessions (``price_sessions``; ``prices`` their
+median, the gradient call's prices kept as ``gradient_prices``).
+
+``bars-seeds`` (``principles_bas_seeds.json``): bars and stripes again for the seed pairs
+(3, 4) to (9, 10), every method at every rate, for the comparison at equal compute over seed
+pairs (``bars-seeds/3-4,5-6`` and ``bars-seeds/7-8,9-10`` in two processes, then
+``bars-seeds-merge``).  About 40 CPU seconds a pair.
+
+``consistency-ml`` adds maximum likelihood's N * KL on 16 more samples (seeds 18 to 33).
 
 ``consistency-extra`` adds maximum likelihood's N * KL on the same samples and the
 parameter errors of SM, NCE and DSM (s = 0.3) on the Gaussian model for the seeds
@@ -173,28 +185,153 @@ def measure_costs(repeats=15, updates=20, names=tuple(DATASETS)):
     dict
         ``{data set name: {method: price}}``, CD-1's price 1.
     """
+    def timed_calls(name, train, model, batch_size, _):
+        batch = train[:batch_size]
+        ests = {m: (estimator(m, batch_size, train), np.random.default_rng(0)) for m in METHODS}
+
+        def call(method):
+            est, rng = ests[method]
+            for _ in range(updates):
+                est.gradient(model, batch, rng=rng)
+        return call
+
+    return _prices_per_data_set(names, repeats, timed_calls)
+
+
+def _prices_per_data_set(names, repeats, timed_calls):
+    """:func:`_interleaved_prices` on each data set of `names`, one BLAS thread, of the calls
+    ``timed_calls(name, train, starting model, batch_size, track_epochs)`` returns."""
     out = {}
     with threadpool_limits(1, user_api="blas"):
         for name in names:
-            n_hidden, batch_size, _, _ = DATASETS[name]
+            n_hidden, batch_size, _, track_epochs = DATASETS[name]
             train = load(name)[0]
             model = rbm.RBM.random(train.shape[1], n_hidden, scale=INIT_SCALE, rng=MODEL_SEED)
-            batch = train[:batch_size]
-            times = {m: [] for m in METHODS}
-            ests = {}
-            for method in METHODS:
-                ests[method] = (estimator(method, batch_size, train), np.random.default_rng(0))
-                ests[method][0].gradient(model, batch, rng=ests[method][1])   # set-up
-            for _ in range(repeats):
-                for method in METHODS:
-                    est, rng = ests[method]
-                    start = time.process_time()
-                    for _ in range(updates):
-                        est.gradient(model, batch, rng=rng)
-                    times[method].append(time.process_time() - start)
-            base = np.median(times["CD-1"])
-            out[name] = {m: float(np.median(t) / base) for m, t in times.items()}
+            out[name] = _interleaved_prices(
+                timed_calls(name, train, model, batch_size, track_epochs), repeats)
     return out
+
+
+def _interleaved_prices(call, repeats):
+    """``{method: median CPU time of call(method) / CD-1's}``: one untimed call of each method,
+    then `repeats` rounds in which every method takes its turn."""
+    for method in METHODS:
+        call(method)   # set-up
+    times = {m: [] for m in METHODS}
+    for _ in range(repeats):
+        for method in METHODS:
+            start = time.process_time()
+            call(method)
+            times[method].append(time.process_time() - start)
+    base = np.median(times["CD-1"])
+    return {m: float(np.median(t) / base) for m, t in times.items()}
+
+
+def measure_update_costs(repeats=15, names=tuple(DATASETS), learning_rate=0.1):
+    """CPU time of one *update as the runs made it* relative to CD-1's, on each data set: the
+    price the chapter charges.
+
+    What is timed is the call :func:`run` makes, one segment of training: ``track_epochs``
+    epochs of :func:`rbm.training.train` over the whole training set at the data set's batch
+    size (the fused stepper for CD and PCD, the estimator's ``gradient`` and the update for the
+    others), divided by its number of updates; every method from the same starting model (a
+    fresh copy each round) and its own generator, after one untimed segment.  CPU time of this
+    process (:func:`time.process_time`), one BLAS thread, the methods interleaved (one segment
+    of each per round), the ratio of the medians over `repeats` rounds: a benchmark-style ratio
+    against CD-1 measured in the same run, never an absolute time.
+
+    Returns
+    -------
+    dict
+        ``{data set name: {method: price}}``, CD-1's price 1.
+    """
+    def timed_calls(name, train, start_model, batch_size, track_epochs):
+        ests = {m: (estimator(m, batch_size, train), np.random.default_rng(0)) for m in METHODS}
+
+        def segment(method):   # its time per update: the time of a segment, the same ratio
+            est, rng = ests[method]
+            training.train(start_model.copy(), train, est, learning_rate=learning_rate,
+                           epochs=track_epochs, batch_size=batch_size, rng=rng)
+        return segment
+
+    return _prices_per_data_set(names, repeats, timed_calls)
+
+
+def update_prices(output=OUTPUT, sessions=3, repeats=7):
+    """Measure the prices of whole updates (:func:`measure_update_costs`) `sessions` times and
+    store them in ``principles_comparison.json``: ``prices`` (the median over the sessions of
+    each method's price, what the chapter charges), ``price_sessions`` (every session, for the
+    spread the chapter states) and, kept for comparison, the earlier prices of a call of the
+    estimator's ``gradient`` as ``gradient_prices``."""
+    path = Path(output) / f"{STEM}.json"
+    results = json.loads(path.read_text())
+    if "gradient_prices" not in results:
+        results["gradient_prices"] = results["prices"]
+    runs = []
+    for k in range(sessions):
+        runs.append(measure_update_costs(repeats))
+        print(f"session {k + 1}: " + "; ".join(
+            f"{n}: " + ", ".join(f"{m} {v:.2f}" for m, v in p.items())
+            for n, p in runs[-1].items()), flush=True)
+    results["price_sessions"] = runs
+    results["prices"] = {
+        "how": f"process_time per update of one segment of training.train as run() calls it "
+               f"(whole updates, fused for CD and PCD) / CD-1's, one BLAS thread, interleaved, "
+               f"median of {repeats} rounds; the median over {sessions} sessions "
+               f"(price_sessions); machine-dependent",
+        **{n: {m: float(np.median([r[n][m] for r in runs])) for m in METHODS}
+           for n in DATASETS}}
+    path.write_text(json.dumps(results, indent=1) + "\n")
+
+
+# bars and stripes at equal compute, over seed pairs (the part ``bars-seeds``): every method at
+# every rate on more seed pairs; each pair's rates are chosen on the other pairs
+BAS_SEEDS_STEM = "principles_bas_seeds"
+BAS_REPORTED_PAIRS = ((1, 2), (3, 4), (5, 6), (7, 8), (9, 10))   # (1, 2): the comparison's
+BAS_DIGITS = 8   # decimals stored: far below the spread a 1e-12 nudge gives these runs
+
+
+def bars_seeds(output=OUTPUT, pairs=BAS_REPORTED_PAIRS[1:], stem=None):
+    """Every method at every rate of :data:`LEARNING_RATES` on bars and stripes for each seed
+    pair of `pairs`; write ``principles_bas_seeds.json`` (or `stem`.json, after each pair):
+    ``runs[key]`` holds the training log-likelihood (= held-out: the patterns are both) at
+    every measurement, to :data:`BAS_DIGITS` decimals, ``epochs`` the measurements' epochs
+    (shared by every run), and ``settings`` the pairs.  Each run is :func:`run`, as in the
+    comparison, whose file holds the pair (1, 2) (not repeated here)."""
+    name = [n for n in DATASETS if n.startswith("bars")][0]
+    results = {"settings": {"data_set": name, "methods": METHODS, "learning_rates": LEARNING_RATES,
+                            "reported_pairs": BAS_REPORTED_PAIRS, "decimals": BAS_DIGITS},
+               "epochs": None, "runs": {}}
+    path = Path(output, f"{stem or BAS_SEEDS_STEM}.json")
+    with threadpool_limits(1, user_api="blas"):
+        for seeds in pairs:
+            for method in METHODS:
+                for rate in LEARNING_RATES:
+                    curve = run(name, method, rate, seeds=tuple(seeds))
+                    if results["epochs"] is None:
+                        results["epochs"] = curve["epochs"]
+                    entry = {"train": [round(x, BAS_DIGITS) for x in curve["train"]]}
+                    if "diverged" in curve:
+                        entry["diverged"] = curve["diverged"]
+                    results["runs"][key(name, method, rate, seeds)] = entry
+            print(f"{name} {seeds}: done", flush=True)
+            path.write_text(json.dumps(results, indent=1) + "\n")
+
+
+def bars_seeds_merge(output=OUTPUT):
+    """Join the files of several ``bars-seeds/...`` processes into ``principles_bas_seeds.json``
+    (runs in the order of the pairs)."""
+    parts = sorted(Path(output).glob(f"{BAS_SEEDS_STEM}.*.json"))
+    results = json.loads(parts[0].read_text())
+    for part in parts[1:]:
+        results["runs"].update(json.loads(part.read_text())["runs"])
+    name = results["settings"]["data_set"]
+    order = [key(name, m, r, s) for s in BAS_REPORTED_PAIRS for m in METHODS
+             for r in LEARNING_RATES]
+    results["runs"] = {k: results["runs"][k] for k in order if k in results["runs"]}
+    Path(output, f"{BAS_SEEDS_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
+    for part in parts:
+        part.unlink()
 
 
 def prices(output=OUTPUT, repeats=15, updates=20):
@@ -611,17 +748,58 @@ def consistency_extra(output=OUTPUT):
     path.write_text(json.dumps(results, indent=1) + "\n")
 
 
+ML_KL_SEEDS = tuple(range(10, 34))   # KL_SEEDS and 16 more samples, for ML's mean N * KL
+
+
+def consistency_ml(output=OUTPUT, seeds=ML_KL_SEEDS):
+    """Add to ``principles_consistency.json`` maximum likelihood's N * KL at both sizes of
+    :data:`KL_SIZES` over the samples of `seeds` (``ml_n_kl``: ``{str(N): [one per seed]}``,
+    ``ml_converged`` likewise: whether L-BFGS's gradient ended below 1e-6; the seeds as
+    ``settings["ml_kl_seeds"]``): enough samples to test where its mean lies against the
+    limit d/2.  The samples of :data:`KL_SEEDS` are copied from ``n_kl["ML | N"]`` (the same
+    fits), the others fitted.  The file is written after each size, and a size already in
+    ``ml_n_kl`` for these seeds is kept."""
+    path = Path(output) / f"{CONSISTENCY_STEM}.json"
+    results = json.loads(path.read_text())
+    if results["settings"].get("ml_kl_seeds") != list(seeds):
+        results["ml_n_kl"], results["ml_converged"] = {}, {}
+    results["settings"]["ml_kl_seeds"] = list(seeds)
+    truth = kl_truth()
+    p_true = exact.visible_distribution(truth)
+    with threadpool_limits(1, user_api="blas"):
+        for n in KL_SIZES:
+            if str(n) in results["ml_n_kl"]:
+                continue
+            values, converged = [], []
+            for seed in seeds:
+                if seed in KL_SEEDS:
+                    values.append(results["n_kl"][f"ML | {n}"][KL_SEEDS.index(seed)])
+                    converged.append(results["converged"][f"ML | {n}"][KL_SEEDS.index(seed)])
+                    continue
+                fitted, result = fit_ml(truth, exact.sample(truth, n, rng=seed))
+                values.append(n * exact.kl_divergence(p_true, fitted))
+                converged.append(bool(np.abs(result.jac).max() < 1e-6))
+            results["ml_n_kl"][str(n)] = values
+            results["ml_converged"][str(n)] = converged
+            print("ML", n, values, converged, flush=True)
+            path.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def main(output=OUTPUT, *parts):
     """Run `parts`: ``comparison``, ``consistency``, ``nudged``, ``merge``, or ``bars`` or
     ``digits``
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
     methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
     for several processes whose files ``merge`` then joins."""
-    for part in parts or ("comparison", "prices", "consistency", "consistency-extra"):
+    for part in parts or ("comparison", "prices", "update-prices", "bars-seeds", "consistency",
+                          "consistency-extra", "consistency-ml"):
         part, _, seeds = part.partition("/")
         half, _, methods = part.partition(":")
         methods, _, rates = methods.partition("@")
-        if half in ("bars", "digits"):
+        if part == "bars-seeds" and seeds:
+            pairs = tuple(tuple(map(int, p.split("-"))) for p in seeds.split(","))
+            bars_seeds(output, pairs, f"{BAS_SEEDS_STEM}.{'_'.join(map(str, pairs[0]))}")
+        elif half in ("bars", "digits"):
             name = [n for n in DATASETS if n.startswith(half)][0]
             methods = tuple(methods.split(",")) if methods else METHODS
             rates = tuple(map(float, rates.split(","))) if rates else LEARNING_RATES
@@ -631,7 +809,8 @@ def main(output=OUTPUT, *parts):
                        methods, rates, pairs, extra_seeds=False)
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge,
-             "prices": prices, "nudged": nudged,
+             "prices": prices, "nudged": nudged, "update-prices": update_prices,
+             "bars-seeds": bars_seeds, "consistency-ml": consistency_ml, "bars-seeds-merge": bars_seeds_merge,
              "nudged-add": lambda out: nudged(
                  out, parse_readings(seeds) if seeds else NUDGED_READINGS, keep=True),
              "consistency-extra": consistency_extra}[part](output)
