@@ -58,7 +58,7 @@ help:
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
 	@echo "make core-recipe  the core recipe's CD-1/CD-10/PCD-1 rise and fall, estimators, chains and sign dip"
-	@echo "               (tools/experiments.py; about 20 min of one core)"
+	@echo "               (tools/experiments.py; about 25 min of one core)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about four minutes)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
@@ -161,7 +161,7 @@ bench-training: $(STAMP)
 #   core-recipe run_core_recipe.py     core_recipe.json            the estimator, rate, PCD and
 #                                                                  sign lines of quickstart,
 #                                                                  training, is_my_training_working
-#                                                                  (20 min)
+#                                                                  (25 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 4 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits

@@ -12,7 +12,8 @@ survive another rate, budget or seed.  This runs them by the protocol of
 ``tools/experiments.py`` (``../shared/experiments.md``):
 
 * the main grid: arms CD-1, CD-10, PCD-1 with 100 persistent chains and PCD-1 with 14; learning
-  rates 0.03, 0.1, 0.3; full batch; budgets of 6000 and 24,000 updates (points 20, window 5:
+  rates 0.01, 0.03, 0.1, 0.3 (0.01 added when every arm chose 0.03 at 24,000 updates); full
+  batch; budgets of 6000 and 24,000 updates (points 20, window 5:
   a run's value is the mean exact log-likelihood of the training data over its last 5 of 20
   checkpoints); 4x4 bars and stripes with 16 hidden units (3x3: see :data:`DATA_SETS`);
   reported seeds 0-9, each arm's rate chosen on validation seeds 10 and 11 per data set and
@@ -28,11 +29,12 @@ survive another rate, budget or seed.  This runs them by the protocol of
   alongside); the same runs nudged by 1e-12.
 
 Writes ``core_recipe.json`` (the main grid's table of :func:`experiments.run_grid`, with the
-other two as sections) and prints the sentences.  About 20 minutes of one core from scratch
-(estimated from per-run costs: the main grid's 144 + 60 nudged runs about 15, the chains'
+other two as sections) and prints the sentences.  About 25 minutes of one core from scratch
+(estimated from per-run costs: the main grid's 192 + 80 nudged runs about 20, the chains'
 33 + 30 about 3, the 120 sign runs about 2; on a shared machine, with a pool of 2, they took
-46 and 13 minutes of wall time).  At 24,000 updates every arm chose rate 0.03, the smallest of
-the grid (the sentences say "at an end of the grid"): rate 0.01 is the next to add.  Single-
+46 + 8 and 13 minutes of wall time; the cache was written in pieces with ``--reuse``).  At
+24,000 updates CD-1 and both PCD arms chose 0.01, the smallest rate (the sentences say "at an
+end of the grid"), so a rate 0.003 is the next to add.  Single-
 threaded and seeded, so another machine gives the same numbers up to rounding
 (``tests/test_core_recipe_cache.py`` re-derives some runs).
 """
@@ -62,7 +64,7 @@ DATA_SETS = ("bars and stripes 4x4",)
 ARMS = {"CD-1": ex.Arm("CD-1"), "CD-10": ex.Arm("CD-10"),
         "PCD-1 (100 chains)": ex.Arm("PCD-1", chains=100),
         "PCD-1 (14 chains)": ex.Arm("PCD-1", chains=14)}
-GRID = ex.Grid(arms=ARMS, rates=(0.03, 0.1, 0.3), seeds=tuple(range(10)),
+GRID = ex.Grid(arms=ARMS, rates=(0.01, 0.03, 0.1, 0.3), seeds=tuple(range(10)),
                validation_seeds=(10, 11), budgets=(6000, 24000), data_sets=DATA_SETS)
 CHAINS_GRID = ex.Grid(
     arms={"PCD-1 (100 chains)": ex.Arm("PCD-1", chains=100),
