@@ -59,7 +59,8 @@ OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "core_recipe"
 #: The protocol's second data set, 3x3 bars and stripes, is not yet in the grid: it did not fit
 #: the machine's time when the cache was written (add it here and run ``--reuse``: the 4x4
-#: cells are kept; about 25 min of one core more).  Until then every sentence names 4x4.
+#: cells are kept; about 15 min of one core more: 192 + about 80 nudged runs).  Until then
+#: every sentence names 4x4.
 DATA_SETS = ("bars and stripes 4x4",)
 ARMS = {"CD-1": ex.Arm("CD-1"), "CD-10": ex.Arm("CD-10"),
         "PCD-1 (100 chains)": ex.Arm("PCD-1", chains=100),
