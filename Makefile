@@ -35,7 +35,7 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe momentum shortrun mixing real-implementations execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe momentum core-recipe shortrun mixing real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -57,6 +57,8 @@ help:
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
+	@echo "make core-recipe  the core recipe's CD-1/CD-10/PCD-1 rise and fall, estimators, chains and sign dip"
+	@echo "               (tools/experiments.py; about 25 min of one core)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make mixing   the exact-ascent control run of the tempering chapter (5 s)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
@@ -158,6 +160,10 @@ bench-training: $(STAMP)
 #   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
 #   momentum    run_momentum.py        momentum.json               the momentum recipe line of
 #                                                                  quickstart, training (17 min)
+#   core-recipe run_core_recipe.py     core_recipe.json            the estimator, rate, PCD and
+#                                                                  sign lines of quickstart,
+#                                                                  training, is_my_training_working
+#                                                                  (25 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 #   mixing      mixing_control.py      mixing_control.json         mixing_and_tempering (5 s)
 TOOL_cdopt := what_cd_optimises
@@ -167,9 +173,10 @@ TOOL_principles := train_principles
 TOOL_potts := train_potts
 TOOL_recipe := train_recipe
 TOOL_momentum := run_momentum
+TOOL_core-recipe := run_core_recipe
 TOOL_shortrun := train_short_run
 TOOL_mixing := mixing_control
-cdopt digits logz principles potts recipe momentum shortrun mixing: $(STAMP)
+cdopt digits logz principles potts recipe momentum core-recipe shortrun mixing: $(STAMP)
 	$(PY) tools/$(TOOL_$@).py
 
 principles-nudged: $(STAMP)

@@ -222,3 +222,106 @@ def test_ctrl_c_stops_a_grid_within_a_second(processes):
     finally:
         timer.cancel()
     assert time.monotonic() - start < 0.5 + 1.0
+
+
+def test_pcd_arms_train_with_their_number_of_chains_and_steps():
+    for estimator, chains, k in (("PCD-1", 14, 1), ("PCD-10", 1000, 10)):
+        pcd = ex.Arm(estimator, chains=chains).make_estimator()
+        assert (type(pcd).__name__, pcd.n_chains, pcd.k) == ("PCD", chains, k)
+    assert type(ex.Arm("CD-10", chains=5).make_estimator()).__name__ == "CD"
+    with pytest.raises(ValueError, match="chains"):
+        ex.Arm("PCD-1", chains=0)
+    few, many = (ex.run_cell(DS, ex.Arm("PCD-1", chains=c), 0.3, 0, [0, 10, 20])
+                 for c in (14, 100))
+    assert few["log_likelihood"][0] == many["log_likelihood"][0]  # the same start
+    assert few["log_likelihood"][-1] != many["log_likelihood"][-1]
+
+
+def curve_table(curves, *, nudged=None, nudge=1e-12, seeds=(0, 1, 2), validation=(10,)):
+    """A table over budget 40 (points 4, window 2: checkpoints 0, 10, 20, 30, 40) whose runs
+    are `curves[(arm, rate, seed)]` (five values; flat at 0 if not given)."""
+    grid = ex.Grid(arms={"A": ex.Arm("CD-1"), "B": ex.Arm("CD-10")}, rates=(0.1, 0.3),
+                   seeds=seeds, validation_seeds=validation, budgets=(20, 40), data_sets=(DS,),
+                   points=4, window=2, nudge=nudge)
+    assert grid.checkpoints == [0, 5, 10, 15, 20, 30, 40]
+
+    def full(c):  # the 20-update budget's checkpoints 5 and 15 interpolated
+        return [c[0], (c[0] + c[1]) / 2, c[1], (c[1] + c[2]) / 2, c[2], c[3], c[4]]
+    cells = [dict(data_set=DS, arm=arm, rate=rate, seed=seed, nudge=0.0,
+                  log_likelihood=full(curves.get((arm, rate, seed), [0.0] * 5)), diverged=None)
+             for arm in grid.arms for rate in grid.rates for seed in seeds + validation]
+    cells += [dict(data_set=DS, arm=arm, rate=rate, seed=seed, nudge=nudge,
+                   log_likelihood=full(c), diverged=None)
+              for (arm, rate, seed), c in (nudged or {}).items()]
+    return {"grid": grid.to_json(), "checkpoints": grid.checkpoints, "cells": cells}
+
+
+def test_the_best_window_and_what_keeping_it_gains():
+    assert ex.best_window([0, 10, 20, 30, 40], [0.0, 3.0, 5.0, 2.0, 1.0], 40, points=4,
+                          window=2) == (4.0, 10, 20)
+    # a diverged point rules its windows out; a run flat from the start keeps the first
+    assert ex.best_window([0, 10, 20, 30, 40], [0.0, 3.0, None, 2.0, 1.0], 40, points=4,
+                          window=2) == (1.5, 0, 10)
+    assert ex.best_window([0, 10, 20], [1.0, 1.0, 1.0], 20, points=2, window=2) == (1.0, 0, 10)
+    assert ex.read_run([0, 10, 20], [1.0, 3.0, 2.0], 20, points=2, window=1, value="best") == 3.0
+    assert ex.read_run([0, 10, 20], [1.0, 3.0, 2.0], 20, points=2, window=1) == 2.0
+    with pytest.raises(ValueError, match="value"):
+        ex.read_run([0, 10, 20], [1.0, 3.0, 2.0], 20, points=2, window=1, value="last")
+
+
+def test_a_fall_is_counted_beyond_the_threshold_and_the_nudge_spread(capsys):
+    curves = {("A", 0.1, 0): [0, 2, 3, 2, 1],     # best window (10, 20) 2.5, end 1.5: falls 1
+              ("A", 0.1, 1): [0, 2, 2, 2, 1.95],  # falls 0.025: under the threshold
+              ("A", 0.1, 2): [0, 1, 2, 3, 4]}     # still rising: falls 0
+    f = ex.rise_and_fall(curve_table(curves), "A", 0.1, data_set=DS, budget=40)
+    assert (f.n, f.m, f.spread) == (1, 3, None)
+    assert f.falls == pytest.approx([1.0, 0.025, 0.0])
+    assert f.peaks == [15.0, 15.0, 35.0] and f.best[0] == 2.5 and f.end[0] == 1.5
+    # the shorter budget reads the first half of the same runs: all still rising
+    assert ex.rise_and_fall(curve_table(curves), "A", 0.1, data_set=DS, budget=20).n == 0
+    # a nudge that moves a fall by 1.2 nats: a fall of 1 nat is no longer counted
+    nudged = {("A", 0.1, s): c for s, c in ((0, [0, 2, 3, 2, 1]), (1, [0, 2, 2, 2, 1.95]),
+                                          (2, [0, 1, 2, 3, 4]))}
+    nudged[("A", 0.1, 0)] = [0, 2, 3, 3.2, 3.2]
+    table = curve_table(curves, nudged=nudged)
+    f = ex.rise_and_fall(table, "A", 0.1, data_set=DS, budget=40)
+    assert f.spread == pytest.approx(1.0) and f.spread_rate == 0.1 and f.n == 0
+    # a rate without nudged runs borrows the arm's spread at its nudged rate, and says so
+    g = ex.rise_and_fall(table, "A", 0.3, data_set=DS, budget=40)
+    assert g.spread_rate == 0.1 and "at rate 0.1" in ex.fall_sentence(g)
+    text = ex.fall_sentence(ex.rise_and_fall(curve_table(curves), "A", 0.1, data_set=DS,
+                                             budget=40))
+    assert text.startswith(f"On {DS}, A at rate 0.1 fell after its best window by more than "
+                           f"0.1 nats in 1 of 3 seeds within 40 updates")
+    assert "centred at updates 15 to 35, median 15" in text
+    with pytest.raises(AssertionError, match="in 1 of 3 seeds, not 3"):
+        ex.assert_falls(curve_table(curves), "A", 0.1, data_set=DS, budget=40, n=3)
+    assert capsys.readouterr().out == ""
+    ex.assert_falls(curve_table(curves), "A", 0.1, data_set=DS, budget=40, n=1, m=3)
+    assert "1 of 3 seeds" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="rate"):
+        ex.rise_and_fall(table, "A", 0.2, data_set=DS, budget=40)
+
+
+def test_arms_compared_by_their_best_window_keep_the_best_model():
+    curves = {}
+    for s in (0, 1, 2, 10):  # A peaks high and falls; B rises slowly to the end
+        curves[("A", 0.1, s)] = [0, 3, 4, 1, 0]
+        curves[("B", 0.1, s)] = [0, 1, 2, 2.5, 3]
+    table = curve_table(curves)
+    end = ex.compare(table, "A", "B", data_set=DS, budget=40)
+    best = ex.compare(table, "A", "B", data_set=DS, budget=40, value="best")
+    assert (end.n, best.n) == (0, 3)
+    assert best.low == pytest.approx(3.5 - 2.75) and best.value == "best"
+    assert ex.sentence(best).startswith("A had its best window above that of B in 3 of 3 seeds")
+    ex.assert_sentence(table, "A", "B", data_set=DS, budget=40, n=3, value="best")
+    with pytest.raises(AssertionError, match="best windows"):
+        ex.assert_sentence(table, "A", "B", data_set=DS, budget=40, n=0, value="best")
+    # the rate is chosen by the same reading: A at 0.3 ends higher, A at 0.1 peaks higher
+    for s in (0, 1, 2, 10):
+        curves[("A", 0.3, s)] = [0, 1, 1.5, 1.6, 1.7]
+    table = curve_table(curves)
+    assert ex.best_rates(table, DS, 40)["A"] == 0.3
+    assert ex.best_rates(table, DS, 40, "best")["A"] == 0.1
+    with pytest.raises(ValueError, match="value"):
+        ex.compare(table, "A", "B", data_set=DS, budget=40, value="final")

@@ -7,7 +7,7 @@ measured recipe's base runs (``practical_recipe.json``, another script, the same
 import pytest
 from threadpoolctl import threadpool_limits
 
-from tool_scripts import assert_close, load_tool, read_cache
+from tool_scripts import assert_close, assert_grid_complete, load_tool, read_cache
 
 rm = load_tool("run_momentum")
 ex = rm.ex
@@ -29,20 +29,8 @@ def cache():
 
 
 def test_the_cache_holds_the_scripts_grid_and_every_cell(cache):
-    assert cache["grid"] == rm.GRID.to_json()
-    assert cache["checkpoints"] == rm.GRID.checkpoints
+    assert_grid_complete(cache, rm.GRID, ex)
     grid = rm.GRID
-    plain = {(c["data_set"], c["arm"], c["rate"], c["seed"]) for c in cache["cells"]
-             if c["nudge"] == 0}
-    assert plain == {(d, a, r, s) for d in grid.data_sets for a in grid.arms
-                     for r in grid.rates_of(a) for s in grid.seeds + grid.validation_seeds}
-    assert all(len(c["log_likelihood"]) == len(grid.checkpoints) for c in cache["cells"])
-    for d in grid.data_sets:  # each arm's chosen rates were rerun nudged on every reported seed
-        for b in grid.budgets:
-            for arm, rate in ex.best_rates(cache, d, b).items():
-                seeds = {c["seed"] for c in cache["cells"] if c["nudge"] == grid.nudge
-                         and (c["data_set"], c["arm"], c["rate"]) == (d, arm, rate)}
-                assert seeds == set(grid.seeds), (d, b, arm)
     assert len(rm.sentences(cache)) == len(rm.ESTIMATORS) * len(grid.data_sets) * len(
         grid.budgets)
 

@@ -86,3 +86,23 @@ def assert_close(found, cached, what="", *, rtol=0.0, atol=0.0):
                                 "cached": cached.tolist()}) + "\n")
         return
     np.testing.assert_allclose(found, cached, rtol=rtol, atol=atol, err_msg=str(what))
+
+
+def assert_grid_complete(table, grid, ex):
+    """Assert that `table` (a cache of ``tools/experiments.py``'s ``run_grid``) holds `grid`:
+    the same grid and checkpoints, every (data set, arm, rate, seed) run unnudged, and each
+    arm's chosen rates (for every data set and budget) rerun nudged on every reported seed.
+    `ex` is the loaded ``experiments`` module."""
+    assert table["grid"] == grid.to_json()
+    assert table["checkpoints"] == grid.checkpoints
+    plain = {(c["data_set"], c["arm"], c["rate"], c["seed"]) for c in table["cells"]
+             if c["nudge"] == 0}
+    assert plain == {(d, a, r, s) for d in grid.data_sets for a in grid.arms
+                     for r in grid.rates_of(a) for s in grid.seeds + grid.validation_seeds}
+    assert all(len(c["log_likelihood"]) == len(grid.checkpoints) for c in table["cells"])
+    for d in grid.data_sets:
+        for b in grid.budgets:
+            for arm, rate in ex.best_rates(table, d, b).items():
+                seeds = {c["seed"] for c in table["cells"] if c["nudge"] == grid.nudge
+                         and (c["data_set"], c["arm"], c["rate"]) == (d, arm, rate)}
+                assert seeds == set(grid.seeds), (d, b, arm)

@@ -16,17 +16,23 @@ reruns each arm at its chosen rates with one starting weight nudged by `grid.nud
 is a JSON-able table (:func:`write_cache` / :func:`read_cache`), and everything after it is a
 function of the table alone:
 
-* :func:`window_mean` -- a run's value at a budget;
+* :func:`window_mean` -- a run's value at a budget; :func:`best_window` -- its best window
+  (what "keep the best model" keeps), :func:`read_run` either;
 * :func:`best_rates` -- each arm's rate, chosen on the validation seeds;
 * :func:`compare` -- arm A against arm B at their best rates: "n of m seeds, by a to b nats",
   and the same count and margins again for the nudged runs;
 * :func:`sentence` -- that comparison in words; :func:`assert_sentence` -- a stated sentence
   checked against the table (it fails on the opposite, on a count that a nudge moves and on a
-  margin stated more finely than the nudge spread).
+  margin stated more finely than the nudge spread);
+* :func:`rise_and_fall` -- did the runs of one arm at one rate fall after their best window,
+  by more than a threshold and the nudge spread; where was the peak, and what does keeping
+  the best model gain; :func:`fall_sentence` and :func:`assert_falls` -- that in words and
+  as a check.
 
 Cells are seeded one by one (seed ``s`` draws the starting weights, ``100 + s`` the training),
 so the runs of a process pool are bit-identical to serial ones and arms share their seeds
-(paired comparisons).  Used by ``tools/run_momentum.py`` (``make momentum``).
+(paired comparisons).  Used by ``tools/run_momentum.py`` (``make momentum``) and
+``tools/run_core_recipe.py`` (``make core-recipe``).
 """
 
 import json
@@ -48,9 +54,11 @@ from rbm.estimators import CD, PCD
 from rbm.short_run import noisy_prototypes
 from rbm.training import train
 
-__all__ = ["Arm", "Grid", "DATA_SETS", "TRAIN_SEED_OFFSET", "INIT_SCALE", "starting_model",
-           "run_cell", "run_grid", "window_mean", "window_points", "best_rates", "compare",
-           "sentence", "assert_sentence", "write_cache", "read_cache"]
+__all__ = ["Arm", "Grid", "DATA_SETS", "TRAIN_SEED_OFFSET", "INIT_SCALE", "VALUES",
+           "starting_model", "run_cell", "run_grid", "window_mean", "window_points",
+           "best_window", "read_run", "best_rates", "compare", "sentence", "assert_sentence",
+           "Fall", "rise_and_fall", "fall_sentence", "assert_falls", "write_cache",
+           "read_cache"]
 
 #: Seed ``s`` draws the starting model; ``TRAIN_SEED_OFFSET + s`` the batches and Gibbs draws.
 TRAIN_SEED_OFFSET = 100
@@ -105,10 +113,12 @@ class Arm:
                 isinstance(self.batch_size, int) and self.batch_size >= 1):
             raise ValueError(f"batch_size must be None or a positive int, got "
                              f"{self.batch_size!r}")
+        if isinstance(self.chains, bool) or not isinstance(self.chains, int) or self.chains < 1:
+            raise ValueError(f"chains must be a positive int, got {self.chains!r}")
 
     def make_estimator(self):
         kind, k = _ESTIMATOR.fullmatch(self.estimator).groups()
-        return CD(int(k)) if kind == "CD" else PCD(int(k), n_chains=self.chains)
+        return CD(int(k)) if kind == "CD" else PCD(self.chains, k=int(k))
 
 
 @dataclass(frozen=True)
@@ -436,6 +446,48 @@ def window_mean(checkpoints, values, budget, *, points, window):
     return float(np.mean(picked))
 
 
+def best_window(checkpoints, values, budget, *, points, window):
+    """A run's best window within `budget`: the highest mean of `window` consecutive
+    checkpoints among the ``points + 1`` spaced ``budget / points`` apart from update 0 (the
+    value of "keep the best model seen", read as a window), with the first and last update of
+    that window.  A window with a diverged point (``None``, not finite) counts as ``-inf``.
+
+    Returns ``(mean, first, last)``.
+
+    >>> best_window([0, 10, 20, 30, 40], [0.0, 3.0, 5.0, 2.0, 1.0], 40, points=4, window=2)
+    (4.0, 10, 20)
+    """
+    at = dict(zip(checkpoints, values))
+    step = budget // points
+    want = list(range(0, budget + 1, step))
+    missing = [c for c in want if c not in at]
+    if missing:
+        raise ValueError(f"budget {budget}: checkpoints {missing} were not measured")
+    best = (-math.inf, want[0], want[window - 1])
+    for i in range(len(want) - window + 1):
+        picked = [at[c] for c in want[i:i + window]]
+        if any(v is None or not math.isfinite(v) for v in picked):
+            continue
+        mean = float(np.mean(picked))
+        if mean > best[0]:
+            best = (mean, want[i], want[i + window - 1])
+    return best
+
+
+#: How a run is read at a budget: its final window, or its best window ("keep the best").
+VALUES = ("end", "best")
+
+
+def read_run(checkpoints, values, budget, *, points, window, value="end"):
+    """A run's value at `budget`: :func:`window_mean` (``value="end"``) or the mean of
+    :func:`best_window` (``value="best"``)."""
+    if value == "end":
+        return window_mean(checkpoints, values, budget, points=points, window=window)
+    if value == "best":
+        return best_window(checkpoints, values, budget, points=points, window=window)[0]
+    raise ValueError(f"value must be one of {VALUES}, got {value!r}")
+
+
 def _check_table(table, data_set, budget, arms=()):
     grid = table["grid"]
     if data_set not in grid["data_sets"]:
@@ -447,9 +499,8 @@ def _check_table(table, data_set, budget, arms=()):
             raise ValueError(f"unknown arm {arm!r}; the grid's arms: {list(grid['arms'])}")
 
 
-def _values(table, data_set, arm, rate, seeds, budget, nudge=0.0):
-    """Window means of the cells at (data_set, arm, rate) for `seeds`, in order."""
-    grid = table["grid"]
+def _cells(table, data_set, arm, rate, seeds, nudge=0.0):
+    """The cells at (data_set, arm, rate, nudge) for `seeds`, in order."""
     found = {c["seed"]: c for c in table["cells"]
              if c["data_set"] == data_set and c["arm"] == arm and c["rate"] == rate
              and c["nudge"] == nudge}
@@ -457,8 +508,15 @@ def _values(table, data_set, arm, rate, seeds, budget, nudge=0.0):
     if missing:
         raise ValueError(f"no run of {arm!r} at rate {rate} on {data_set!r} (nudge {nudge}) "
                          f"for seeds {missing}")
-    return np.array([window_mean(table["checkpoints"], found[s]["log_likelihood"], budget,
-                                 points=grid["points"], window=grid["window"]) for s in seeds])
+    return [found[s] for s in seeds]
+
+
+def _values(table, data_set, arm, rate, seeds, budget, nudge=0.0, value="end"):
+    """Window means (or best windows) of the cells at (data_set, arm, rate) for `seeds`."""
+    grid = table["grid"]
+    return np.array([read_run(table["checkpoints"], c["log_likelihood"], budget,
+                              points=grid["points"], window=grid["window"], value=value)
+                     for c in _cells(table, data_set, arm, rate, seeds, nudge)])
 
 
 def _rates(grid, arm):
@@ -466,14 +524,16 @@ def _rates(grid, arm):
     return grid["rates"][arm] if isinstance(grid["rates"], dict) else grid["rates"]
 
 
-def best_rates(table, data_set, budget):
+def best_rates(table, data_set, budget, value="end"):
     """Each arm's learning rate: the one with the highest mean value over the *validation*
-    seeds (never the reported ones) at `budget` on `data_set`.  Ties go to the smaller rate."""
+    seeds (never the reported ones) at `budget` on `data_set`.  Ties go to the smaller rate.
+    `value` (:data:`VALUES`) is how a run is read: by its final or its best window."""
     _check_table(table, data_set, budget)
     grid = table["grid"]
     best = {}
     for arm in grid["arms"]:
-        scores = [(_values(table, data_set, arm, r, grid["validation_seeds"], budget).mean(), -r)
+        scores = [(_values(table, data_set, arm, r, grid["validation_seeds"], budget,
+                           value=value).mean(), -r)
                   for r in _rates(grid, arm)]
         best[arm] = -max(scores)[1]
     return best
@@ -487,7 +547,8 @@ class Comparison:
     ran from ``low`` to ``high``.  ``n_nudged``, ``low_nudged``, ``high_nudged``: the same
     with one starting weight nudged (``None`` without nudged runs); ``spread``: the largest
     change of a difference under the nudge.  ``edge``: the arms whose rate is at an end of
-    the grid's rates (the best may lie outside it).
+    the grid's rates (the best may lie outside it).  ``value``: how the runs were read
+    (:data:`VALUES`: final window, or best window).
     """
 
     a: str
@@ -508,11 +569,15 @@ class Comparison:
     spread: float = None
     edge: list = field(default_factory=list)
     differences: list = field(default_factory=list)
+    value: str = "end"
 
 
-def compare(table, a, b, *, data_set, budget, rates=None):
+def compare(table, a, b, *, data_set, budget, rates=None, value="end"):
     """Arm `a` against arm `b` on `data_set` at `budget`, each at its best rate
     (:func:`best_rates`), over the reported seeds: a :class:`Comparison`.
+
+    `value` (:data:`VALUES`) reads each run by its final window (``"end"``) or by its best
+    window (``"best"``: the model "keep the best" keeps); the rates are chosen the same way.
 
     `rates` (arm -> rate) fixes the rates instead, for a claim made at one stated setting;
     the nudge spread is then ``None`` unless the nudged runs happen to be at those rates.
@@ -521,8 +586,10 @@ def compare(table, a, b, *, data_set, budget, rates=None):
     if a == b:
         raise ValueError(f"a and b must be two arms, got {a!r} twice")
     grid = table["grid"]
+    if value not in VALUES:
+        raise ValueError(f"value must be one of {VALUES}, got {value!r}")
     if rates is None:
-        rates = best_rates(table, data_set, budget)
+        rates = best_rates(table, data_set, budget, value)
     else:
         if not isinstance(rates, dict) or set(rates) != {a, b}:
             raise ValueError(f"rates must map {a!r} and {b!r} to a rate of the grid, got "
@@ -532,19 +599,19 @@ def compare(table, a, b, *, data_set, budget, rates=None):
                 raise ValueError(f"rates: {rate!r} is not a rate of {arm!r} in the grid "
                                  f"{_rates(grid, arm)}")
     seeds = grid["seeds"]
-    va = _values(table, data_set, a, rates[a], seeds, budget)
-    vb = _values(table, data_set, b, rates[b], seeds, budget)
+    va = _values(table, data_set, a, rates[a], seeds, budget, value=value)
+    vb = _values(table, data_set, b, rates[b], seeds, budget, value=value)
     d = va - vb
     out = Comparison(a, b, data_set, budget, rates[a], rates[b], int(np.sum(d > 0)), len(d),
                      float(d.min()), float(d.max()), float(va.mean()), float(vb.mean()),
                      edge=[arm for arm in (a, b)
                            if rates[arm] in (min(_rates(grid, arm)), max(_rates(grid, arm)))],
-                     differences=d.tolist())
+                     differences=d.tolist(), value=value)
     nudged = {(c["arm"], c["rate"]) for c in table["cells"]
               if c["data_set"] == data_set and c["nudge"] and c["nudge"] == grid["nudge"]}
     if grid["nudge"] and {(a, rates[a]), (b, rates[b])} <= nudged:
-        na = _values(table, data_set, a, rates[a], seeds, budget, grid["nudge"])
-        nb = _values(table, data_set, b, rates[b], seeds, budget, grid["nudge"])
+        na = _values(table, data_set, a, rates[a], seeds, budget, grid["nudge"], value)
+        nb = _values(table, data_set, b, rates[b], seeds, budget, grid["nudge"], value)
         # each arm nudged against the other unnudged and both nudged: the worst change
         moved = [na - vb, va - nb, na - nb]
         out.n_nudged = int(np.sum(moved[2] > 0))
@@ -570,12 +637,16 @@ def _margins(c, low, high, places):
     return f" ({c.a} - {c.b} from {fmt.format(low)} to {fmt.format(high)} nats)"
 
 
+def _verb(c):
+    return "ended above" if c.value == "end" else "had its best window above that of"
+
+
 def sentence(c):
     """A :class:`Comparison` in words: "a ended above b in n of m seeds, by low to high nats"
     (or, when not in all, the range of the differences), with the rates and the count and
     spread under the nudge."""
     places = _decimals(c.spread)
-    text = (f"{c.a} ended above {c.b} in {c.n} of {c.m} seeds{_margins(c, c.low, c.high, places)}"
+    text = (f"{c.a} {_verb(c)} {c.b} in {c.n} of {c.m} seeds{_margins(c, c.low, c.high, places)}"
             f" ({c.data_set}, {c.budget} updates; rates {c.rate_a:g} and {c.rate_b:g}")
     if c.edge:
         text += f"; {' and '.join(c.edge)} at an end of the grid"
@@ -586,15 +657,15 @@ def sentence(c):
 
 
 def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decimals=None,
-                    rates=None, label=None):
+                    rates=None, label=None, value="end"):
     """Assert "a ended above b in n of m seeds[, by by[0] to by[1] nats]" on the table.
 
     The count must be `n` (and `m` the seeds), also in the nudged runs; the margins
     `by`, stated to `decimals` places (default: as many as the nudge spread allows), must
     round to those of the table, and may not be stated more finely than the nudge spread
     (half a unit of the last stated place at least the spread).  `rates` (arm -> rate) states
-    the comparison at fixed rates instead of each arm's best (see :func:`compare`).  Prints the
-    verdict (with `label`) through :func:`rbm.checks.verdict` and returns the
+    the comparison at fixed rates instead of each arm's best (see :func:`compare`); `value`
+    reads the runs by their final or best window (:data:`VALUES`).  Prints the verdict (with `label`) through :func:`rbm.checks.verdict` and returns the
     :class:`Comparison`.
 
     Raises
@@ -606,8 +677,9 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     """
     from rbm.checks import verdict
 
-    c = compare(table, a, b, data_set=data_set, budget=budget, rates=rates)
-    where = f"{a} over {b}, {data_set}, {budget} updates"
+    c = compare(table, a, b, data_set=data_set, budget=budget, rates=rates, value=value)
+    where = f"{a} over {b}, {data_set}, {budget} updates" + (
+        "" if value == "end" else ", best windows")
     if m is not None and m != c.m:
         raise AssertionError(f"{where}: {c.m} seeds in the table, not {m}")
     if c.n != n:
@@ -625,7 +697,7 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
         if tuple(round(x, decimals) for x in by) != found:
             raise AssertionError(f"{where}: by {found[0]} to {found[1]} nats, not "
                                  f"{by[0]} to {by[1]}")
-    text = f"{a} ended above {b} in {c.n} of {c.m} seeds"
+    text = f"{a} {_verb(c)} {b} in {c.n} of {c.m} seeds"
     if by is not None:
         text += _margins(c, by[0], by[1], decimals)
     spread = "" if c.spread is None else f", 1e-12 nudge spread {c.spread:.1g} nats"
@@ -634,6 +706,136 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     verdict(f"{text} ({data_set}, {budget} updates, {how}{c.rate_a:g} and "
             f"{c.rate_b:g}{spread})", label)
     return c
+
+
+@dataclass
+class Fall:
+    """How far the runs of one arm at one rate fell after their best window.
+
+    Over the ``m`` reported seeds, each run's best window (:func:`best_window`) within
+    `budget` and its final window (:func:`window_mean`): ``falls`` the differences best -
+    final (nats, >= 0; what "keep the best model" gains over the last model), ``peaks`` the
+    centre update of each best window, ``n`` the runs that fell by more than `threshold`
+    and by more than the nudge spread.  ``spread``: the largest change of a fall when one
+    starting weight is nudged, from the nudged runs at this rate (``spread_rate``) or, if
+    there are none, the largest over this arm's nudged runs at other rates on this data set
+    (``None`` without nudged runs).
+    """
+
+    arm: str
+    rate: float
+    data_set: str
+    budget: int
+    threshold: float
+    n: int
+    m: int
+    falls: list
+    peaks: list
+    best: list
+    end: list
+    spread: float = None
+    spread_rate: float = None
+
+    @property
+    def low(self):
+        return min(self.falls)
+
+    @property
+    def high(self):
+        return max(self.falls)
+
+
+def _falls(table, cells, budget):
+    grid = table["grid"]
+    out = []
+    for c in cells:
+        best, first, last = best_window(table["checkpoints"], c["log_likelihood"], budget,
+                                        points=grid["points"], window=grid["window"])
+        end = window_mean(table["checkpoints"], c["log_likelihood"], budget,
+                          points=grid["points"], window=grid["window"])
+        out.append((best, (first + last) / 2, end, best - end if math.isfinite(end) else
+                    math.inf))
+    return out
+
+
+def rise_and_fall(table, arm, rate, *, data_set, budget, threshold=0.1):
+    """Did the runs of `arm` at `rate` fall after their peak?  A :class:`Fall` over the
+    reported seeds: best window against final window within `budget` (a shorter budget is
+    read from the same runs), counted when the fall exceeds `threshold` nats and the nudge
+    spread."""
+    _check_table(table, data_set, budget, (arm,))
+    grid = table["grid"]
+    if rate not in _rates(grid, arm):
+        raise ValueError(f"rate {rate!r} is not a rate of {arm!r} in the grid "
+                         f"{_rates(grid, arm)}")
+    seeds = grid["seeds"]
+    read = _falls(table, _cells(table, data_set, arm, rate, seeds), budget)
+    falls = [r[3] for r in read]
+    spread, spread_rate = None, None
+    if grid["nudge"]:
+        nudged = {}
+        for c in table["cells"]:
+            if (c["data_set"], c["arm"], c["nudge"]) == (data_set, arm, grid["nudge"]):
+                nudged.setdefault(c["rate"], set()).add(c["seed"])
+        usable = [r for r, s in nudged.items() if set(seeds) <= s]
+        if usable:
+            spreads = {}
+            for r in usable:
+                mine = falls if r == rate else [x[3] for x in _falls(
+                    table, _cells(table, data_set, arm, r, seeds), budget)]
+                moved = [x[3] for x in _falls(
+                    table, _cells(table, data_set, arm, r, seeds, grid["nudge"]), budget)]
+                with np.errstate(invalid="ignore"):
+                    d = np.abs(np.array(moved) - np.array(mine))
+                spreads[r] = float(np.nanmax(np.where(np.isnan(d), np.inf, d)))
+            spread_rate = rate if rate in spreads else max(spreads, key=spreads.get)
+            spread = spreads[spread_rate]
+    bar = max(threshold, spread or 0.0)
+    return Fall(arm, rate, data_set, budget, threshold, int(sum(f > bar for f in falls)),
+                len(falls), falls, [r[1] for r in read], [r[0] for r in read],
+                [r[2] for r in read], spread, spread_rate)
+
+
+def _fmt(x, places):
+    return "diverged" if not math.isfinite(x) else f"{x:.{places}f}"
+
+
+def fall_sentence(f):
+    """A :class:`Fall` in words: "On <data set>, <arm> at rate r fell after its best window by
+    more than 0.1 nats in n of m seeds within B updates (...)"."""
+    places = _decimals(f.spread)
+    peaks = sorted(f.peaks)
+    text = (f"On {f.data_set}, {f.arm} at rate {f.rate:g} fell after its best window by more "
+            f"than {f.threshold:g} nats in {f.n} of {f.m} seeds within {f.budget} updates "
+            f"(best minus final window {_fmt(f.low, places)} to {_fmt(f.high, places)} nats; "
+            f"best windows centred at updates {peaks[0]:g} to {peaks[-1]:g}, median "
+            f"{float(np.median(peaks)):g}")
+    if f.spread is not None:
+        at = "" if f.spread_rate == f.rate else f" at rate {f.spread_rate:g}"
+        text += f"; 1e-12 nudge spread of the fall {f.spread:.1g} nats{at}"
+    return text + ")"
+
+
+def assert_falls(table, arm, rate, *, data_set, budget, n, m=None, threshold=0.1, label=None):
+    """Assert that `n` (of `m`) runs of `arm` at `rate` fell after their best window by more
+    than `threshold` nats and the nudge spread (:func:`rise_and_fall`); print the verdict.
+
+    Raises
+    ------
+    AssertionError
+        If the table says otherwise.
+    """
+    from rbm.checks import verdict
+
+    f = rise_and_fall(table, arm, rate, data_set=data_set, budget=budget, threshold=threshold)
+    where = f"{arm} at rate {rate}, {data_set}, {budget} updates"
+    if m is not None and m != f.m:
+        raise AssertionError(f"{where}: {f.m} seeds in the table, not {m}")
+    if f.n != n:
+        raise AssertionError(f"{where}: fell by more than {max(threshold, f.spread or 0):.2g} "
+                             f"nats in {f.n} of {f.m} seeds, not {n}")
+    verdict(fall_sentence(f), label)
+    return f
 
 
 def write_cache(table, path, description):
