@@ -35,7 +35,7 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe momentum shortrun real-implementations execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe momentum shortrun stacks real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -58,6 +58,7 @@ help:
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about four minutes)"
+	@echo "make stacks   greedy layer-wise training checked exactly, for stacks_of_rbms (about 10 min)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -157,6 +158,7 @@ bench-training: $(STAMP)
 #   momentum    run_momentum.py        momentum.json               the momentum recipe line of
 #                                                                  quickstart, training (17 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 4 min)
+#   stacks      run_stacks.py          stacks.json                 stacks_of_rbms (about 10 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators
@@ -165,7 +167,8 @@ TOOL_potts := train_potts
 TOOL_recipe := train_recipe
 TOOL_momentum := run_momentum
 TOOL_shortrun := train_short_run
-cdopt digits logz principles potts recipe momentum shortrun: $(STAMP)
+TOOL_stacks := run_stacks
+cdopt digits logz principles potts recipe momentum shortrun stacks: $(STAMP)
 	$(PY) tools/$(TOOL_$@).py
 
 principles-nudged: $(STAMP)

@@ -47,6 +47,7 @@ FORMATTED_ADVANCED = {
     "digits_full_size",
     "source_audit",
     "checking_an_implementation",
+    "stacks_of_rbms",
 }
 
 #: Chapters checked for numbers typed by hand, each with the phrases that type a setting or a
