@@ -58,7 +58,7 @@ help:
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about four minutes)"
-	@echo "make stacks   greedy layer-wise training checked exactly, for stacks_of_rbms (about 10 min)"
+	@echo "make stacks   greedy layer-wise training checked exactly, for stacks_of_rbms (about 5 min)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -158,7 +158,7 @@ bench-training: $(STAMP)
 #   momentum    run_momentum.py        momentum.json               the momentum recipe line of
 #                                                                  quickstart, training (17 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 4 min)
-#   stacks      run_stacks.py          stacks.json                 stacks_of_rbms (about 10 min)
+#   stacks      run_stacks.py          stacks.json                 stacks_of_rbms (about 5 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators

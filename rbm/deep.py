@@ -224,7 +224,7 @@ class DBM:
     ----------
     weights : sequence of array_like
         ``weights[k]`` of shape ``(n_k, n_{k+1})``; at least two (two hidden layers).
-    layers : sequence of rbm.layers.Layer or of array_like
+    layers : sequence
         One more than `weights`: layers (copied), or the bias vectors of {0,1} layers.
 
     Examples

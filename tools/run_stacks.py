@@ -21,7 +21,7 @@ scikit-learn, binarised, all 1797), first-layer size n1 (6 and 10) and seed (0-4
 Then seed 0 of each data set and size, arm ``posterior`` at rate 0.1, again with one starting
 weight of the first RBM nudged by 1e-12 (the spread of a value under rounding).
 
-Writes ``stacks.json``.  About 10 minutes of one core.  Single-threaded and deterministic
+Writes ``stacks.json``.  About 5 minutes of one core (261 CPU s here).  Single-threaded and deterministic
 (``tests/test_stacks_cache.py`` re-derives one run).
 """
 
