@@ -56,7 +56,8 @@ from rbm.model import RBM, check_model
 
 __all__ = ["MAX_DEEP_BITS", "DBN", "DBM", "log_partition", "log_prob", "log_likelihood",
            "posterior_means", "greedy_bound", "mean_field", "mean_field_bound", "sample",
-           "gibbs_sweeps", "aggregated_posterior", "fit_exact"]
+           "gibbs_sweeps", "statistics", "gradient", "mean_field_statistics",
+           "aggregated_posterior", "fit_exact"]
 
 #: Enumerations of more than ``2**MAX_DEEP_BITS`` states (the first hidden layer of a DBN,
 #: the odd layers of a DBM) are refused.
@@ -483,17 +484,55 @@ def _dbm_log_partition(model):
     return float(total.log()[0])
 
 
-def _dbm_log_unnormalised(model, V, means=False):
+def _dbm_scores(model, SV, odd_states):
+    """Per row of visible statistics `SV` and joint odd state: the log-weight of the pair
+    (without the visible layer's own energy), and the odd layers' statistics."""
+    log_w, stats = _dbm_log_weights(model, odd_states, skip_visible=True)
+    return SV @ model.weights[0] @ stats[1].T + log_w[None, :], stats
+
+
+def _dbm_log_unnormalised(model, V, means=False, with_energy=True):
     layer = model.layers[0]
     SV = layer.statistic(V)
     acc = _RowLogSum(len(V), model.sizes[1] if means else 0)
     for odd_states in _dbm_blocks(model, len(V)):
-        log_w, stats = _dbm_log_weights(model, odd_states, skip_visible=True)
-        scores = SV @ model.weights[0] @ stats[1].T + log_w[None, :]
+        scores, _ = _dbm_scores(model, SV, odd_states)
         acc.add(scores, odd_states[1] if means else None)
     if means:
         return acc.means()
-    return acc.log() - layer.energy(V)
+    return acc.log() - (layer.energy(V) if with_energy else 0.0)
+
+
+def _dbm_moments(model, V=None):
+    r"""Exact :math:`\langle s_k s_{k+1}^\top\rangle` and :math:`\langle s_k\rangle` for every
+    layer: under the model (`V` None) or under each row's posterior, averaged over rows."""
+    L = len(model.layers)
+    cross = [np.zeros(W.shape) for W in model.weights]
+    means = [np.zeros(n) for n in model.sizes]
+    if V is None:
+        log_norm, n_rows, first_even = _dbm_log_partition(model), 1, 0
+    else:
+        SV = model.layers[0].statistic(V)
+        log_norm = _dbm_log_unnormalised(model, V, with_energy=False)
+        n_rows, first_even = len(V), 2
+    for odd_states in _dbm_blocks(model, n_rows):
+        if V is None:
+            log_w, stats = _dbm_log_weights(model, odd_states, skip_visible=False)
+            w = np.exp(log_w - log_norm)
+        else:
+            scores, stats = _dbm_scores(model, SV, odd_states)
+            P = np.exp(scores - log_norm[:, None])
+            w = P.sum(axis=0) / n_rows
+            cross[0] += SV.T @ (P @ stats[1]) / n_rows
+        for k in range(first_even, L, 2):
+            stats[k] = model.layers[k].mean_statistic(model.input_to(k, stats))
+        for k in range(first_even // 2, L):
+            means[k] += w @ stats[k]
+        for k in range(first_even // 2, L - 1):
+            cross[k] += (stats[k] * w[:, None]).T @ stats[k + 1]
+    if V is not None:
+        means[0] = SV.mean(axis=0)
+    return {"weights": cross, "biases": means}
 
 
 # -- both -----------------------------------------------------------------------------
@@ -775,6 +814,99 @@ def sample(model, n_samples, *, rng, n_steps=1000):
         return x
     start = [layer.random_states(n_samples, rng=rng) for layer in model.layers]
     return gibbs_sweeps(model, start, n_steps, rng=rng)[0]
+
+
+def _two_state(model, what):
+    for k, layer in enumerate(model.layers):
+        if layer.bits is None:
+            raise ValueError(f"{what} needs {{0,1}} or ±1 layers (energy -b x, statistic x); "
+                             f"model.layers[{k}] is {layer!r}")
+
+
+def statistics(model, data=None):
+    r"""Exact moments of a DBM: :math:`\langle x_k x_{k+1}^\top\rangle` and
+    :math:`\langle x_k\rangle`, under the model or, given `data`, under
+    :math:`q(\bv)\,p(\bh\mid\bv)` (each row's exact posterior, averaged over rows).
+
+    Enumerates the odd layers; the even ones enter through their conditional means.  The
+    log-likelihood gradient is ``statistics(model, data)`` minus ``statistics(model)``
+    (:func:`gradient`).
+
+    Parameters
+    ----------
+    model : DBM
+        Of {0,1} or ±1 layers.
+    data : array_like of shape (n_samples, n_visible), optional
+
+    Returns
+    -------
+    dict
+        ``"weights"``: a list of arrays shaped as ``model.weights``; ``"biases"``: a list of
+        one vector per layer.
+    """
+    if not isinstance(model, DBM):
+        raise TypeError(f"model must be an rbm.deep.DBM, got {type(model).__name__}")
+    model.check("model")
+    _two_state(model, "statistics")
+    with one_blas_thread():
+        if data is None:
+            return _dbm_moments(model)
+        V, _ = model.layers[0].check_states(data, "data", allow_1d=False)
+        return _dbm_moments(model, V)
+
+
+def gradient(model, data):
+    r"""The exact gradient of a DBM's mean log-likelihood of `data`: data term minus model term.
+
+    .. math::
+        \frac{\partial\bar\ell}{\partial W_k} = \langle x_k x_{k+1}^\top\rangle_{q(\bv)p(\bh\mid\bv)}
+        - \langle x_k x_{k+1}^\top\rangle_p,\qquad
+        \frac{\partial\bar\ell}{\partial b_k} = \langle x_k\rangle_{q(\bv)p(\bh\mid\bv)}
+        - \langle x_k\rangle_p.
+
+    Parameters
+    ----------
+    model : DBM
+    data : array_like of shape (n_samples, n_visible)
+
+    Returns
+    -------
+    dict
+        As :func:`statistics`.
+    """
+    pos, neg = statistics(model, data), statistics(model)
+    return {key: [a - b for a, b in zip(pos[key], neg[key])] for key in pos}
+
+
+def mean_field_statistics(model, data, *, n_steps=100, tol=1e-10):
+    r"""The data term of Salakhutdinov & Hinton (2009): the moments under the mean-field
+    posterior, :math:`\langle \mu_k \mu_{k+1}^\top\rangle` with :math:`\mu_0 = \bv`.
+
+    Parameters
+    ----------
+    model : DBM
+        Of {0,1} or ±1 layers.
+    data : array_like of shape (n_samples, n_visible)
+    n_steps, tol
+        As in :func:`mean_field`.
+
+    Returns
+    -------
+    dict
+        As :func:`statistics`; minus ``statistics(model)`` it is the mean-field gradient,
+        whose gap to :func:`gradient` is the bias of the mean-field data term.
+    """
+    if not isinstance(model, DBM):
+        raise TypeError(f"model must be an rbm.deep.DBM, got {type(model).__name__}")
+    _two_state(model, "mean_field_statistics")
+    V, _ = model.layers[0].check_states(data, "data", allow_1d=False)
+    J = mean_field(model, V, n_steps=n_steps, tol=tol)
+    with one_blas_thread():
+        mu = [model.layers[0].statistic(V)] + [model.layers[k].mean_statistic(x)
+                                               for k, x in enumerate(J, start=1)]
+        n = len(V)
+        return {"weights": [mu[k].T @ mu[k + 1] / n for k in range(len(mu) - 1)],
+                "biases": [m.mean(axis=0) for m in mu]}
 
 
 # -- greedy training ------------------------------------------------------------------

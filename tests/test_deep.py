@@ -257,3 +257,46 @@ def test_ctrl_c_stops_an_enumeration_within_a_second():
         for _ in range(100):
             deep.greedy_bound(dbn, V)
     assert time.monotonic() - start < 1.5
+
+
+@pytest.mark.parametrize("sizes,seed", [((3, 2, 2), 71), ((2, 2, 2, 2), 72)])
+def test_dbm_statistics_match_every_joint_state_and_the_gradient_finite_differences(sizes,
+                                                                                     seed):
+    dbm = DBM.random(sizes, scale=1.0, bias_scale=0.5, rng=seed)
+    states, neg_e = brute_dbm(dbm)
+    data = bits(sizes[0])[[0, 3, 1, 1]]
+    p = np.exp(neg_e - np.log(np.exp(neg_e).sum()))
+    model_w = [sum(pi * np.outer(s[k], s[k + 1]) for pi, s in zip(p, states))
+               for k in range(len(sizes) - 1)]
+    data_w = [np.zeros_like(W) for W in model_w]
+    for v in data:
+        sel = [i for i, s in enumerate(states) if np.array_equal(s[0], v)]
+        q = p[sel] / p[sel].sum()
+        for k in range(len(sizes) - 1):
+            data_w[k] += sum(qi * np.outer(states[i][k], states[i][k + 1])
+                             for qi, i in zip(q, sel)) / len(data)
+    got_model, got_data = deep.statistics(dbm), deep.statistics(dbm, data)
+    for k in range(len(sizes) - 1):
+        np.testing.assert_allclose(got_model["weights"][k], model_w[k], atol=1e-12)
+        np.testing.assert_allclose(got_data["weights"][k], data_w[k], atol=1e-12)
+    grad, eps = deep.gradient(dbm, data), 1e-5
+    for k, W in enumerate(dbm.weights):
+        up, down = dbm.copy(), dbm.copy()
+        up.weights[k][0, 1] += eps
+        down.weights[k][0, 1] -= eps
+        fd = (deep.log_likelihood(up, data) - deep.log_likelihood(down, data)) / (2 * eps)
+        assert grad["weights"][k][0, 1] == pytest.approx(fd, abs=1e-8)
+    up, down = dbm.copy(), dbm.copy()
+    up.layers[1].bias[0] += eps
+    down.layers[1].bias[0] -= eps
+    fd = (deep.log_likelihood(up, data) - deep.log_likelihood(down, data)) / (2 * eps)
+    assert grad["biases"][1][0] == pytest.approx(fd, abs=1e-8)
+
+
+def test_mean_field_statistics_differ_from_the_exact_data_term():
+    dbm = DBM.random((3, 2, 2), scale=1.5, bias_scale=0.5, rng=73)
+    data = bits(3)
+    mf, ex = deep.mean_field_statistics(dbm, data), deep.statistics(dbm, data)
+    np.testing.assert_allclose(mf["weights"][0], ex["weights"][0], atol=0.5)
+    assert np.abs(mf["weights"][1] - ex["weights"][1]).max() > 1e-3  # a biased data term
+    assert np.array_equal(mf["biases"][0], ex["biases"][0])
