@@ -58,6 +58,7 @@ GLUED_CHAPTERS = {
         "rate 0.3",                # the settings of the greedy runs
         "s.d. 1.5", "s.d. 0.5",    # the brute-force models
         "level 0.01",              # the samplers' tests
+        "between 1 % and 20 %",    # chk-stacks-mean-field-gradient
     ],
     "other_unit_types": [
         "significance 0.01", "5 % too large", "scale 0.01", "scale 0.1",
