@@ -20,7 +20,8 @@ deeper stack, the exact :func:`log_prob` of the sub-network above.  So
 .. math::
     \log p(v) = \log\sum_{h_1} p(h_1)\, p(v \mid h_1)
 
-is a sum over the :math:`2^{n_1}` states of :math:`h_1` alone.  In a DBM, given the
+is a sum over the :math:`2^{n_1}` states of :math:`h_1` alone (for a deeper stack, over the
+states of every hidden layer below the top RBM's, together).  In a DBM, given the
 odd-numbered layers :math:`h_1, h_3, \dots` the even ones (the visible layer among them)
 are independent, each summed in closed form through its log-normaliser; the odd layers
 together are enumerated.  Enumerations beyond :math:`2^{20}` states
@@ -356,7 +357,10 @@ def _visible_rows(model, v, name="v"):
 def _log_prior(model):
     r""":math:`\log p(h_1)` of a DBN over every state of its first hidden layer, in order."""
     h1 = model.rbms[0].hidden
-    _require_enumerable([h1], "the exact prior of the first hidden layer")
+    # a deeper stack sums over every hidden layer below the top RBM's, for every state of h1
+    _require_enumerable([m.hidden for m in model.rbms[:-1]],
+                        "the exact prior of the first hidden layer (every hidden layer below "
+                        "the top RBM's, together)")
     above = model.above()
     n = h1.n_states ** h1.n_units
     rows = _block_rows(max(sum(above.sizes) if isinstance(above, DBN) else h1.n_units, 1))

@@ -243,6 +243,9 @@ def test_bad_input_is_refused_by_name():
         deep.log_prob(DBN([RBM.random(3, 21, rng=0), RBM.random(21, 2, rng=0)]), [0, 1, 0])
     with pytest.raises(ValueError, match=r"2\*\*20"):
         deep.log_partition(DBM.random((2, 11, 3, 10), rng=0))
+    with pytest.raises(ValueError, match=r"together\) needs an enumeration of 2\*\*22"):
+        deep.log_prob(DBN([RBM.random(2, 11, rng=0), RBM.random(11, 11, rng=0),
+                           RBM.random(11, 2, rng=0)]), [0, 1])
     with pytest.raises(ValueError, match="weights"):
         deep.fit_exact(first, [[0, 1, 0]], [0.5], learning_rate=0.1, n_steps=1)
 
