@@ -35,7 +35,7 @@ else
 TEST_NOTEBOOKS := $(NOTEBOOKS)
 endif
 
-.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe momentum core-recipe shortrun mixing real-implementations execute checks-index clean
+.PHONY: help setup book test test-package test-notebooks test-numerics test-browser bench bench-training cdopt digits logz principles principles-nudged potts recipe momentum core-recipe shortrun mixing stacks real-implementations execute checks-index clean
 
 help:
 	@echo "make book     set up .venv and build the HTML book into _build/html"
@@ -61,6 +61,7 @@ help:
 	@echo "               (tools/experiments.py; about 25 min of one core)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make mixing   the exact-ascent control run of the tempering chapter (5 s)"
+	@echo "make stacks   greedy layer-wise training checked exactly, for stacks_of_rbms (about 5 min)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -166,6 +167,7 @@ bench-training: $(STAMP)
 #                                                                  (25 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 #   mixing      mixing_control.py      mixing_control.json         mixing_and_tempering (5 s)
+#   stacks      run_stacks.py          stacks.json                 stacks_of_rbms (about 5 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators
@@ -176,7 +178,8 @@ TOOL_momentum := run_momentum
 TOOL_core-recipe := run_core_recipe
 TOOL_shortrun := train_short_run
 TOOL_mixing := mixing_control
-cdopt digits logz principles potts recipe momentum core-recipe shortrun mixing: $(STAMP)
+TOOL_stacks := run_stacks
+cdopt digits logz principles potts recipe momentum core-recipe shortrun mixing stacks: $(STAMP)
 	$(PY) tools/$(TOOL_$@).py
 
 principles-nudged: $(STAMP)

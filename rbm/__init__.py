@@ -42,12 +42,15 @@ ais
     Annealed importance sampling of log Z, forward and reverse.
 pseudolikelihood
     The exact and the one-bit stochastic pseudo-log-likelihood.
+deep
+    Stacks of RBMs: deep belief networks and deep Boltzmann machines, with exact
+    log-likelihoods, posteriors and variational bounds by enumeration.
 curvature
     The exact Hessian of log Z and of the log-likelihood, the Fisher matrix,
     the hidden units' symmetries, centering and the natural gradient.
 """
 
-from rbm import (ais, cd_theory, curvature, datasets, estimators, exact, layers,
+from rbm import (ais, cd_theory, curvature, datasets, deep, estimators, exact, layers,
                  pseudolikelihood, sampling, short_run, tempering, training, transition)
 from rbm.estimators import CD, PCD, ExactGradient
 from rbm.model import RBM, Gradient
@@ -73,6 +76,7 @@ __all__ = [
     "ais",
     "pseudolikelihood",
     "curvature",
+    "deep",
     "layers",
     "softplus",
     "sigmoid",

@@ -18,7 +18,7 @@ LAYERS = {
     3: {"model", "_enumeration"},
     4: {"_kernels"},
     5: {"exact", "sampling", "pseudolikelihood"},
-    6: {"estimators", "transition", "curvature", "principles"},
+    6: {"estimators", "transition", "curvature", "principles", "deep"},
     7: {"ais", "_fused", "cd_theory", "tempering", "testing"},
     8: {"training", "partition", "short_run"},
     9: {"plotting"},

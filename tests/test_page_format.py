@@ -47,11 +47,19 @@ FORMATTED_ADVANCED = {
     "digits_full_size",
     "source_audit",
     "checking_an_implementation",
+    "stacks_of_rbms",
 }
 
 #: Chapters checked for numbers typed by hand, each with the phrases that type a setting or a
 #: check's tolerance on purpose (a phrase allows the numbers it covers, nowhere else).
 GLUED_CHAPTERS = {
+    "stacks_of_rbms": [
+        "rate 0.2", "rate 0.1", "rates 0.03, 0.1 and 0.3", "rates 0.03 and 0.1",
+        "rate 0.3",                # the settings of the greedy runs
+        "s.d. 1.5", "s.d. 0.5",    # the brute-force models
+        "level 0.01",              # the samplers' tests
+        "between 1 % and 20 %",    # chk-stacks-mean-field-gradient
+    ],
     "other_unit_types": [
         "significance 0.01", "5 % too large", "scale 0.01", "scale 0.1",
         "within 20 %",            # chk-units-clusters-bound-near-step
