@@ -63,3 +63,23 @@ def test_nested_folds_and_fences(tmp_path):
 def test_core_pages_are_the_core_parts():
     stems = [p.stem for p in reading.core_pages()]
     assert stems[:2] == ["quickstart", "first_look"] and len(stems) == 10, stems
+
+
+CORE_MINUTES = 120
+MAX_CHECK_MARKS = 10
+
+
+def test_the_core_reads_in_two_hours(capsys):
+    """The core part's estimate is within ``CORE_MINUTES``; each page's share is printed."""
+    rows = [reading.page_time(p) for p in reading.core_pages()]
+    total = sum(r["minutes"] for r in rows)
+    with capsys.disabled():
+        print("\nreading time of the core: " + ", ".join(
+            f"{r['page']} {r['minutes']:.1f}" for r in rows) + f"; in all {total:.1f} min")
+    assert total <= CORE_MINUTES, f"the core reads in {total:.1f} minutes (at most {CORE_MINUTES})"
+
+
+def test_at_most_ten_check_marks_a_core_page():
+    over = {r["page"]: r["check_marks"] for r in map(reading.page_time, reading.core_pages())
+            if r["check_marks"] > MAX_CHECK_MARKS}
+    assert not over, f"core pages with more than {MAX_CHECK_MARKS} check marks in view: {over}"
