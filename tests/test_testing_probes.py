@@ -195,6 +195,14 @@ def test_the_float32_message_offers_a_fix_that_needs_no_float64_counterpart():
     assert "these values do not hold" in str(err), str(err)
 
 
+def test_float64_in_float32_out_is_stated():
+    """kaiwu-torch-plugin's case: a float64 model whose conditionals come back as float32."""
+    err = failure_of(lambda: testing.check_conditionals(
+        MODEL, prob_h_given_v=lambda v: impl().prob_h_given_v(v).astype(np.float32)))
+    assert "float64 in, float32 out" in str(err) and "pass dtype='float32'" in str(err)
+    assert err.slip is None and GENERIC not in str(err)
+
+
 def test_check_implementation_in_float32_passes_correct_float32_code_near_f_zero():
     free_energy, prob_h_given_v = _float32_code(M6)
     report = testing.check_implementation(model=M6, free_energy=free_energy,

@@ -223,7 +223,8 @@ def rounding_cause(values, exact_values, tol, rtol, rerun=None, *, raw=None, sca
     if spacings > _FLOAT32_SPACINGS:
         return ""
     within = (f" Your values are float32 numbers, within {spacings:.3g} float32 spacings of "
-              f"the exact values (spacings at the magnitude of the summed terms)")
+              f"the exact values (spacings at the magnitude of the summed terms), for float64 "
+              f"inputs (float64 in, float32 out: your code computes or returns in float32)")
     if rerun is None:
         dtype = ("" if float32_ok is None else
                  f"; or, if your code computes only in float32, pass dtype='float32' (a "
