@@ -49,7 +49,29 @@ BUGS = {
                                    "are chains",
     "centred biases uncorrected": "the centred gradient's bias updates leave out the corrections "
                                   "-dW lambda and -dW' mu",
+    "dropout": "p(h | v) multiplies the hidden probabilities by masks of dropout 0.5 drawn from "
+               "a generator of the module's own, not the one it is given (learnergy's "
+               "DropoutRBM)",
+    "batch normalisation": "p(h | v) min-max normalises the hidden inputs over the whole "
+                           "batch before the sigmoid, so a row's values depend on the other "
+                           "rows (pydbm's LogisticFunction)",
+    "temperature 2": "the Gibbs chain's steps after the data's hidden sample run at "
+                     "temperature 2 (inputs halved), as learnergy's RBM(temperature=2)",
+    "free energy doubled hidden bias": "the free energy adds the hidden bias twice, "
+                                       "softplus(vW + 2c) (paysage's TAPLogLikelihood)",
+    "gradient sign times sum": "the CD gradient is returned as minus the sum over rows, model "
+                               "term minus data term (pydbm's SGD with momentum, by rows)",
+    "tempered chains": "persistent CD runs its chains at a random inverse temperature at each "
+                       "call (mean 1, standard deviation 0.6, as paysage's default "
+                       "beta_std=0.6), so they do not sample p(v)",
+    "weight decay on biases": "the training step decays every parameter, the biases too, by "
+                              "0.1 (learnergy's SGD(weight_decay=...) on all parameters)",
 }
+
+#: The weight decay and temperature of the planted bugs of those names.
+DECAY, TEMPERATURE = 0.1, 2.0
+# Dropout masks are drawn from this generator, not the one a method is given.
+_OWN_GENERATOR = np.random.default_rng(2026)
 
 
 def _softplus(x):
@@ -103,13 +125,16 @@ class NumpyRBM:
     def prob_h_given_v(self, v):
         """:math:`p(h_j = 1 \\mid v) = \\sigma(c_j + (v^\\top W)_j)`, rows of ``v`` (n, n_visible)."""
         c = 0.0 if self.bug == "missing hidden bias" else self.c
-        return expit(v @ self.W + c)
+        x = v @ self.W + c
+        if self.bug == "batch normalisation":
+            x = (x - x.min()) / max(x.max() - x.min(), 1e-12)
+        if self.bug == "dropout":
+            return expit(x) * (_OWN_GENERATOR.random(x.shape) >= 0.5)
+        return expit(x)
 
     def prob_v_given_h(self, h):
         """:math:`p(v_i = 1 \\mid h) = \\sigma(b_i + (W h)_i)`, rows of ``h`` (n, n_hidden)."""
-        W_t = self.W if self.bug == "transposed W" else self.W.T
-        b = 2.0 * self.b if self.bug == "doubled visible bias" else self.b
-        return expit(h @ W_t + b)
+        return expit(self._input_v(h))
 
     def _bernoulli(self, p, rng):
         if self.bug == "one uniform per row":
@@ -127,12 +152,20 @@ class NumpyRBM:
     def gibbs_chain(self, v, k, rng):
         """`k` block Gibbs steps from the rows of ``v``; returns ``(v_k, h_0)``."""
         h = h0 = self.sample_h_given_v(v, rng)
+        beta = 1 / TEMPERATURE if self.bug == "temperature 2" else 1.0
         for t in range(k):
-            v_next = self.sample_v_given_h(h, rng)
+            v_next = self._bernoulli(expit(beta * self._input_v(h)), rng)
             if t < k - 1:
-                h = self.sample_h_given_v(v if self.bug == "h from previous v" else v_next, rng)
+                x = v if self.bug == "h from previous v" else v_next
+                h = self._bernoulli(expit(beta * (x @ self.W + self.c)), rng) if beta != 1 \
+                    else self.sample_h_given_v(x, rng)
             v = v_next
         return v, h0
+
+    def _input_v(self, h):
+        W_t = self.W if self.bug == "transposed W" else self.W.T
+        b = 2.0 * self.b if self.bug == "doubled visible bias" else self.b
+        return h @ W_t + b
 
     def gibbs_step(self, v, rng):
         """One block Gibbs step ``v -> h -> v'`` for each row of ``v``."""
@@ -142,7 +175,7 @@ class NumpyRBM:
 
     def free_energy(self, v):
         """:math:`F(v) = -b^\\top v - \\sum_j \\operatorname{softplus}(c_j + (v^\\top W)_j)`, per row."""
-        x = v @ self.W + self.c
+        x = v @ self.W + (2 * self.c if self.bug == "free energy doubled hidden bias" else self.c)
         if self.bug == "softplus overflow":
             x = x.astype(np.float32)
             return -(v @ self.b).astype(np.float32) - np.log(1 + np.exp(x)).sum(axis=1)
@@ -191,6 +224,8 @@ class NumpyRBM:
                 p0.mean(axis=0) - hk.mean(axis=0))
         if self.bug == "gradient sign":
             return tuple(-g for g in grad)
+        if self.bug == "gradient sign times sum":
+            return tuple(-n * g for g in grad)
         return grad
 
     def cd_gradient(self, data, k, rng):
@@ -279,7 +314,10 @@ class NumpyRBM:
         grad = self.cd_gradient(data, k, rng)
         if self.bug == "learning rate twice":
             grad = tuple(learning_rate * g for g in grad)
-        return tuple(p + learning_rate * g for p, g in zip((self.W, self.b, self.c), grad))
+        params = (self.W, self.b, self.c)
+        if self.bug == "weight decay on biases":
+            grad = tuple(g - DECAY * p for g, p in zip(grad, params))
+        return tuple(p + learning_rate * g for p, g in zip(params, grad))
 
 
 class PersistentCD:
@@ -294,7 +332,8 @@ class PersistentCD:
     k : int, default 1
         Gibbs steps per call.
     bug : str, optional
-        ``"chains reset on short batch"`` (see :data:`BUGS`) or ``None``.
+        ``"chains reset on short batch"``, ``"tempered chains"`` (see
+        :data:`BUGS`) or ``None``.
 
     Examples
     --------
@@ -307,8 +346,9 @@ class PersistentCD:
     """
 
     def __init__(self, W, b, c, chains, *, k=1, bug=None):
-        if bug not in (None, "chains reset on short batch"):
-            raise ValueError(f"bug must be None or 'chains reset on short batch', got {bug!r}")
+        if bug not in (None, "chains reset on short batch", "tempered chains"):
+            raise ValueError(f"bug must be None, 'chains reset on short batch' or 'tempered "
+                             f"chains', got {bug!r}")
         self.rbm = NumpyRBM(W, b, c)
         self.chains = np.array(chains, dtype=float)
         self.k, self.bug = k, bug
@@ -330,5 +370,14 @@ class PersistentCD:
         """The PCD-k estimate ``(dW, db, dc)`` of `batch` from the chains held; advances them."""
         if self.bug == "chains reset on short batch" and len(batch) < len(self.chains):
             self.chains = batch[np.arange(len(self.chains)) % len(batch)]  # the batch, cycled
-        self.chains, _ = self.rbm.gibbs_chain(self.chains, self.k, rng)
+        if self.bug == "tempered chains":
+            beta = rng.gamma(1 / 0.36, 0.36)
+            W, b, c = self.rbm.parameters
+            for _ in range(self.k):
+                h = (rng.random((len(self.chains), len(c)))
+                     < expit(beta * (self.chains @ W + c))).astype(float)
+                self.chains = (rng.random(self.chains.shape)
+                               < expit(beta * (h @ W.T + b))).astype(float)
+        else:
+            self.chains, _ = self.rbm.gibbs_chain(self.chains, self.k, rng)
         return self.rbm._contrast(batch, self.chains, self.rbm.prob_h_given_v(self.chains))

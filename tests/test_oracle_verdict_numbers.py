@@ -120,12 +120,19 @@ def test_the_stationary_verdict_states_sizing_power_largest_z_and_distance_corre
     z = np.abs(counts - n * P) / np.sqrt(n * P * (1 - P))
     distance = distance_after(MODEL, burn_in)
     assert f"{distance:.1g}" != f"{distance_after(MODEL, burn_in - 1):.1g}"  # one step shows
+    assert abs(result.largest_z - z.max()) < 1e-9
+    # the worst state by its exact two-sided p-value (doubled tail), not by |z|
+    p_value = np.minimum(1, 2 * np.minimum(binom.cdf(counts, n, P), binom.sf(counts - 1, n, P)))
+    worst = int(np.argmin(p_value))
+    state = ", ".join(f"{x:g}" for x in bits(2)[worst])
     assert said(capsys) == (
-        f"verdict: stationary law: 4 probabilities of v, {n} runs of {burn_in} steps: largest "
-        f"|z| {z.max():.2f}, exact binomial tests at alpha = {alpha:g} (Bonferroni); an error "
-        f"of {detectable:.3g} in any one state's probability is caught with power {power:g} "
-        f"(exact, the least over the states); block Gibbs is within {distance:.1g} of p(v) "
-        f"after {burn_in} steps")
+        f"verdict: stationary law: 4 probabilities of v, {n} runs of {burn_in} steps: the "
+        f"smallest exact p-value, {p_value[worst]:.2g} at p(v = ({state})) ({counts[worst]} of "
+        f"{n}; exact {P[worst]:.3g}), is above the level {level:.2g} (exact binomial tests at "
+        f"alpha = {alpha:g}, Bonferroni); an error of {detectable:.3g} in any one state's "
+        f"probability is caught with power {power:g} (exact, the least over the states); "
+        f"block Gibbs is within {distance:.1g} of p(v) after {burn_in} steps")
+    assert abs(result.smallest_p - p_value[worst]) < 1e-12
 
 
 def test_a_chain_short_of_its_law_is_told_how_far_block_gibbs_is_after_the_burn_in():

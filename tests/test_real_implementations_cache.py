@@ -75,7 +75,7 @@ def test_the_scikit_learn_rows_are_reproduced(cache):
     for new, old in zip(rows, cached["checks"]):
         assert new["passed"] == old["passed"], new["check"]
         assert new.get("classification") == old.get("classification")
-        for key in ("largest_z", "found", "expected", "z"):
+        for key in ("largest_z", "found", "expected", "z", "smallest_p"):
             if old.get(key) is not None:
                 assert_close(new[key], old[key], (new["check"], key), rtol=RTOL)
     for new, old in zip(rows, cached["checks"]):

@@ -136,8 +136,14 @@ NEWER = {"generator re-seeded", "tempering swap with beta F", "AIS mean of log w
          "chains reset on short batch", "centred biases uncorrected"}
 
 
+# planted for the probes and fitted causes of issue 46, caught in test_testing_probes.py
+PROBED = {"dropout", "batch normalisation", "temperature 2", "free energy doubled hidden bias",
+          "gradient sign times sum", "weight decay on biases", "tempered chains"}
+
+
 def test_the_catalogue_covers_every_planted_bug():
-    assert set(CATALOGUE) | NEWER == set(BUGS) and not set(CATALOGUE) & NEWER
+    assert set(CATALOGUE) | NEWER | PROBED == set(BUGS)
+    assert not set(CATALOGUE) & NEWER and not PROBED & (set(CATALOGUE) | NEWER)
 
 
 @pytest.mark.parametrize("bug", sorted(CATALOGUE))
@@ -163,7 +169,10 @@ def test_h_from_the_previous_v_makes_k_steps_move_half_as_far():
     with pytest.raises(testing.CheckFailed) as failure:
         testing.check_gradient_estimator(lambda d, r: i.cd_gradient(d, 4, r), MODEL, DATA,
                                          target=4, rng=0)
-    assert failure.value.slip == "E[CD-2]"
+    # E[CD-2] fits, but 1000 draws tell it from E[CD-3] with power 0.58 only: not named
+    assert failure.value.slip is None
+    assert "Your draws fit E[CD-2], but these draws tell it from E[CD-3] with power only" \
+        in str(failure.value)
 
 
 def test_the_message_names_the_entry_its_error_in_standard_errors_and_the_exact_value():

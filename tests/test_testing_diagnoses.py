@@ -265,7 +265,8 @@ def test_an_error_at_one_state_is_not_called_an_additive_constant():
         out[5] += 0.3
         return out
     err = failure_of(lambda: testing.check_free_energy(one_off, MODEL))
-    assert "constant" not in str(err) and err.entry == "F(0, 1, 0, 1)"
+    assert "at every state" not in str(err) and err.entry == "F(0, 1, 0, 1)"
+    assert err.slip is None and "No tested cause fits" in str(err)
     # and with up_to_constant=True the one state is still the one that fails, alone
     err = failure_of(lambda: testing.check_free_energy(one_off, MODEL, up_to_constant=True))
     assert err.entry == "F(0, 1, 0, 1)" and "1 of 16 states" in str(err)

@@ -232,7 +232,7 @@ def test_the_joint_energy_check_passes_correct_code_and_a_constant_when_allowed(
     assert result.n_tests == 64
     shifted = lambda v, h: energy_of(W, B, C)(v, h) + 2.5  # noqa: E731
     testing.check_joint_energy(shifted, MODEL, up_to_constant=True)
-    with pytest.raises(testing.CheckFailed, match="None of the tested slips fits"):
+    with pytest.raises(testing.CheckFailed, match="No tested cause fits"):
         testing.check_joint_energy(lambda v, h: energy_of(W, B, C)(v, h) * 1.01, MODEL)
 
 

@@ -57,9 +57,11 @@ def run(check, *args, **kwargs):
                 "found": failure.found, "expected": failure.expected,
                 "z": z if np.isfinite(z) else None, "n_tests": int(failure.n_tests),
                 "n_draws": int(failure.n_draws), "slip": failure.slip}
+    smallest_p = float(result.smallest_p)  # the worst entry's exact p-value (binomial checks)
     return {"passed": True, "message": out.getvalue().strip(),
             "largest_z": float(result.largest_z), "n_tests": int(result.n_tests),
-            "n_draws": int(result.n_draws)}
+            "n_draws": int(result.n_draws),
+            "smallest_p": smallest_p if np.isfinite(smallest_p) else None}
 
 
 # ---------------------------------------------------------------- the wrappers

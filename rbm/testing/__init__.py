@@ -56,16 +56,29 @@ draws for a stated power against a stated error.
 that fails raises :class:`CheckFailed`, an :class:`AssertionError` whose
 message names the worst entries, their difference from the exact value
 (and for draws, in standard errors), and a cause only where the values
-were tested against it: a known mistake (the gradient's sign, CD-(k-1) in
-place of CD-k, a transposed ``W``, a missing bias...), float32 rounding
-(only when the values are float32 numbers, the same computation in
+were tested against it.  Probes run first: the code is called twice on the
+same input (a random function, e.g. dropout masks from a global
+generator), the worst rows are computed alone (rows not independent, e.g.
+a normalisation over the batch), and samplers and estimators are called
+twice with generators in the same state.  Then a known mistake (the
+gradient's sign, CD-(k-1) in place of CD-k, a transposed ``W``, a missing
+or doubled bias, two slips at once such as the sign times a sum over the
+rows...) and, when none fits, a cause fitted to the values or draws (a
+temperature, a factor, a weight decay on ``W`` or on every parameter).  A
+stochastic candidate is named only when the check's tests tell it from
+every other tested cause, the exact values included, with the stated power
+(exact for the binomial tests, normal for the t-tests); otherwise the
+message says that no tested cause fits and lists what was tested.  Float32
+code with no float64 counterpart passes ``dtype="float32"`` (4 float32
+epsilons times the summed magnitudes of each entry's terms).  Float32 rounding
+is named only when the values are float32 numbers, the same computation in
 float64, passed as ``float64=``, holds the tolerance, *and* the float32
 values are within 8 float32 spacings of it; a float64 counterpart that
 fails while the float32 values are near exact is named instead, a shared
 defect only when both agree and fail; without it rounding is called
-untested),
-an additive constant (only when every state's difference agrees within
-the tolerance), an overflow (only at inputs past the overflow threshold),
+untested.  So are an additive constant (named only when every state's
+difference agrees within the tolerance), an overflow (only at inputs past
+the overflow threshold),
 a generator that does not advance (only when fresh generators give other
 values).  An exception raised inside the code under test is reported as
 such.  It runs inside pytest as it is.

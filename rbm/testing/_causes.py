@@ -7,9 +7,12 @@ import numpy as np
 from rbm import exact, transition
 from rbm.model import RBM, Gradient
 
+from rbm._kernels import row_statistics
 from rbm.testing._shared import all_states, binomial_tests, compare, joint_probabilities
 from rbm.testing.results import recorded
 from rbm.testing.gradients import centred_gradient
+from rbm.testing._probes import (FLOAT32_TEXT, binomial_separation, fit_beta, name_candidate,
+                                 no_cause, tempered)
 
 
 def bits_hypotheses(model):
@@ -47,21 +50,57 @@ def _shared_uniform(mean, layer):
     return out
 
 
-def sampler_diagnosis(model, X, given, counts, n, alpha):
-    """The first known slip whose law the counts pass, as a sentence."""
+def sampler_candidates(model, X, given):
+    """(what, cause, law) of the sampler's known slips, and its law at a temperature."""
     out_layer = model.hidden if given == "visible" else model.visible
-    candidates = []
-    for hyp, cause, alt in bits_hypotheses(model):
-        candidates.append((f"the model with {hyp}", cause, joint_probabilities(alt, X, given)[0]))
+    candidates = [(f"the model with {hyp}", cause, joint_probabilities(alt, X, given)[0])
+                  for hyp, cause, alt in bits_hypotheses(model)]
     mean = model.mean_h_given_v(X) if given == "visible" else model.mean_v_given_h(X)
     candidates.append(("one uniform number per row", "every unit of a row is compared with "
                        "the same uniform number, so the units are not drawn independently",
                        _shared_uniform(mean, out_layer)))
-    for what, cause, P in candidates:
-        if not len(binomial_tests(counts, n, P, alpha)[3]):
-            return f" Your draws match {what}: a common cause is that {cause}.", what
-    return (" Common causes: a bias left out or doubled, W transposed, one random number "
-            "shared by several units, a draw from the wrong layer's state."), None
+    return candidates
+
+
+def counts_diagnosis(counts, n, exact_law, candidates, fits, alpha, power, tested=None):
+    """(cause, slip) from the counts: the candidate to name under the separation rule of
+    :func:`name_candidate`; the fitted ones (``fits``: (what, cause, law of beta)) are tried
+    when no catalogued one fits; or that no tested cause fits, with what was tested."""
+    candidates = list(candidates)
+    tested = [c[0] for c in candidates] if tested is None else list(tested)
+
+    def fitting():
+        return [i for i, c in enumerate([None] + candidates)
+                if i and not len(binomial_tests(counts, n, c[2], alpha)[3])]
+    if not fitting():  # the fitted causes are tried when no catalogued one fits
+        for what, why, law_of in fits:
+            beta = fit_beta(lambda b: -float(np.sum(counts * np.log(np.clip(law_of(b), 1e-300,
+                                                                              None)))))
+            if abs(beta - 1) > 1e-3:
+                candidates.append((what.format(beta=beta, T=1 / beta), why.format(
+                    beta=beta, T=1 / beta), law_of(beta), "a temperature"))
+            tested.append(what.split(" at inverse")[0] + f" at a temperature (beta fitted: "
+                          f"{beta:.3g})")
+    everything = [("the exact law", "", exact_law)] + candidates
+    fitting = fitting()
+    level = alpha / counts.size
+    cause, slip = name_candidate(fitting, everything,
+                                 lambda a, b: binomial_separation(n, a, b, level), power)
+    if cause is None:
+        cause = no_cause(tested)
+    elif slip is None:
+        cause += " Tested: " + "; ".join(tested) + "."
+    return cause, slip
+
+
+def sampler_diagnosis(model, X, given, counts, n, alpha, power=0.99):
+    """The known slip whose law the counts pass and the others' fail, as a sentence."""
+    exact_law = joint_probabilities(model, X, given)[0]
+    fits = [("the law at inverse temperature {beta:.4g}", "the sampler draws at temperature "
+             "T = {T:.4g} (its inputs divided by T)",
+             lambda b: joint_probabilities(tempered(model, b), X, given)[0])]
+    return counts_diagnosis(counts, n, exact_law, sampler_candidates(model, X, given), fits,
+                            alpha, power)
 
 
 def transition_hypotheses(model, T, k):
@@ -92,18 +131,41 @@ def transition_hypotheses(model, T, k):
     return out
 
 
-def stationary_diagnosis(model, counts, n_chains, alpha, reach):
-    """The first known slip whose stationary law the counts pass, as a sentence, or the burn-in."""
+def transition_fits(model, k):
+    """(what, cause, law of beta) of a Gibbs chain at a temperature: both conditionals, or one."""
     V = all_states(model.visible)
-    for hyp, cause, alt in bits_hypotheses(model):
-        law = np.exp(exact.log_prob(alt, V))[None, :]
-        if not len(binomial_tests(counts, n_chains, law, alpha)[3]):
-            return (f" Your draws match p(v) of the model with {hyp}: a common cause is that "
-                    f"{cause}.", f"the model with {hyp}")
-    if reach > 1e-6:
-        return (f" Block Gibbs from the worst start is still {reach:.2g} from p(v) after the "
-                f"burn-in: if your sampler mixes no faster, lengthen burn_in."), None
-    return "", None
+    A, H = joint_probabilities(model, V, "visible")
+    B = joint_probabilities(model, H, "hidden")[0]
+
+    def law(beta, h_side, v_side):
+        hot = tempered(model, beta)
+        A_b = joint_probabilities(hot, V, "visible")[0] if h_side else A
+        B_b = joint_probabilities(hot, H, "hidden")[0] if v_side else B
+        return np.linalg.matrix_power(A_b @ B_b, k)
+    return [("the chain at inverse temperature {beta:.4g}", "both conditionals are drawn at "
+             "temperature T = {T:.4g} (inputs divided by T)", lambda b: law(b, True, True)),
+            ("the chain with p(v | h) at inverse temperature {beta:.4g}", "p(v | h) is drawn at "
+             "temperature T = {T:.4g}", lambda b: law(b, False, True)),
+            ("the chain with p(h | v) at inverse temperature {beta:.4g}", "p(h | v) is drawn at "
+             "temperature T = {T:.4g}", lambda b: law(b, True, False))]
+
+
+def stationary_diagnosis(model, counts, n_chains, alpha, reach, power=0.99):
+    """The known slip whose stationary law the counts fit and the others' do not, as a
+    sentence, or the burn-in, or that no tested cause fits."""
+    V = all_states(model.visible)
+    exact_law = np.exp(exact.log_prob(model, V))[None, :]
+    candidates = [(f"the model with {hyp}", cause,
+                   np.exp(exact.log_prob(alt, V))[None, :])
+                  for hyp, cause, alt in bits_hypotheses(model)]
+    fits = [("p(v) at inverse temperature {beta:.4g}", "the sampler's beta = 1 replica runs "
+             "at temperature T = {T:.4g}",
+             lambda b: np.exp(exact.log_prob(tempered(model, b), V))[None, :])]
+    cause, slip = counts_diagnosis(counts, n_chains, exact_law, candidates, fits, alpha, power)
+    if slip is None and reach > 1e-6:
+        cause += (f" Block Gibbs from the worst start is still {reach:.2g} from p(v) after "
+                  f"the burn-in: if your sampler mixes no faster, lengthen burn_in.")
+    return cause, slip
 
 
 # -- free energy, log Z, likelihoods ---------------------------------------------------
@@ -118,6 +180,8 @@ def stationary_diagnosis(model, counts, n_chains, alpha, reach):
 # Rounding is named within ROUNDING_SPACINGS (the largest, 3.7, times about 2); a gap past it
 # is a defect.  Only values within _FLOAT32_SPACINGS of the exact ones are examined at all.
 ROUNDING_SPACINGS = 8
+#: The words by which a message names float32 rounding as the cause.
+ROUNDING_NAMED = "the rounding of float32 arithmetic"
 _FLOAT32_SPACINGS = 64
 _EXP_OVERFLOW = {"float32": float(np.log(np.finfo(np.float32).max)),
                  "float64": float(np.log(np.finfo(np.float64).max))}
@@ -137,7 +201,8 @@ def float32_spacings(a, b, scale):
     return float(np.max(np.abs(np.asarray(a, dtype=float) - b) / spacing))
 
 
-def rounding_cause(values, exact_values, tol, rtol, rerun=None, *, raw=None, scale=None):
+def rounding_cause(values, exact_values, tol, rtol, rerun=None, *, raw=None, scale=None,
+                   float32_ok=None):
     """A sentence about float32 rounding if the `raw` values (default `values`) are float32
     numbers and `values` are within ``_FLOAT32_SPACINGS`` float32 spacings of the exact values
     (counted at `scale`, the magnitude of the summed terms, default the exact values); else ''.
@@ -146,7 +211,9 @@ def rounding_cause(values, exact_values, tol, rtol, rerun=None, *, raw=None, sca
     (the check's `float64` argument); rounding is the cause only if those values pass and the
     float32 values are within ``ROUNDING_SPACINGS`` of them.  If the float32 values are near
     the exact ones and the counterpart is off, the counterpart is named; a shared defect only
-    when float32 and float64 agree and both fail.
+    when float32 and float64 agree and both fail.  `float32_ok` (whether the values hold the
+    float32 tolerance of ``dtype="float32"``) is stated with the untested sentence, so that
+    float32-only code has a fix that needs no float64 counterpart.
     """
     values, exact_values = np.asarray(values, dtype=float), np.asarray(exact_values, dtype=float)
     scale = np.abs(exact_values) if scale is None else np.abs(np.asarray(scale, dtype=float))
@@ -156,12 +223,18 @@ def rounding_cause(values, exact_values, tol, rtol, rerun=None, *, raw=None, sca
     if spacings > _FLOAT32_SPACINGS:
         return ""
     within = (f" Your values are float32 numbers, within {spacings:.3g} float32 spacings of "
-              f"the exact values (spacings at the magnitude of the summed terms)")
+              f"the exact values (spacings at the magnitude of the summed terms), for float64 "
+              f"inputs (float64 in, float32 out: your code computes or returns in float32)")
     if rerun is None:
+        dtype = ("" if float32_ok is None else
+                 f"; or, if your code computes only in float32, pass dtype='float32' (a "
+                 f"tolerance of {FLOAT32_TEXT}, which correct float32 code holds), which these "
+                 + ("values hold" if float32_ok else
+                    "values do not hold: they are further off than correct float32 code"))
         return (f"{within}; float32 rounding would fit, but it is not tested, and a defect "
                 f"of this size fits too: pass float64= (the same computation in float64), and "
                 f"the check names rounding only if that passes and your float32 values are "
-                f"within {ROUNDING_SPACINGS} spacings of it.")
+                f"within {ROUNDING_SPACINGS} spacings of it{dtype}.")
     values64 = np.asarray(rerun(), dtype=float)
     if is_float32(values64):
         return (f"{within}; your float64 counterpart returns float32 numbers too (it does not "
@@ -188,6 +261,27 @@ def rounding_cause(values, exact_values, tol, rtol, rerun=None, *, raw=None, sca
                 f"explain, shared by both (a looser tolerance would hide it).")
     return (f"{within}, and {off64}; {gap}: neither is the other rounded, so both have "
             f"defects (not float32 rounding).")
+
+
+def _float32_text(values):
+    return ("float32 rounding (your values are float64 numbers)"
+            if not is_float32(values) else "float32 rounding")
+
+
+def rounding_step(values, exact_values, tol, rtol, rerun, dtype, allowance, **kw):
+    """The float32 step: with dtype="float32" the tolerance already allows rounding."""
+    def step():
+        if not is_float32(kw.get("raw", values)):
+            return None, None, _float32_text(values)
+        if dtype == "float32":
+            return (f" Your values are float32 numbers, beyond the float32 tolerance ("
+                    f"{FLOAT32_TEXT}, which correct float32 code holds): not float32 rounding.",
+                    None, None)
+        ok = not compare(values, exact_values, tol + allowance, rtol)[0]
+        text = rounding_cause(values, exact_values, tol, rtol, rerun, float32_ok=ok, **kw)
+        slip = "float32 rounding" if ROUNDING_NAMED in text else None
+        return (text or None), slip, (None if text else "float32 rounding (beyond its reach)")
+    return step
 
 
 def log_likelihood_terms(model, data, log_z, per_row):
@@ -262,6 +356,8 @@ def gradient_alternatives(model, data, expected, scale=1.0, offsets=None):
             "or an update subtracted)", -scale * expected.flat()),
            (f"{n} times the expected value", "the statistics are summed over the rows, not "
             "averaged", n * scale * expected.flat()),
+           (f"-{n} times the expected value", "the sign is reversed and the statistics are "
+            "summed over the rows (two slips at once)", -n * scale * expected.flat()),
            ("the exact gradient", "the negative phase samples the model (exact samples, or "
             "chains run to equilibrium), not CD-k",
             scale * centre(exact.gradient(model, data)).flat())]
@@ -270,12 +366,79 @@ def gradient_alternatives(model, data, expected, scale=1.0, offsets=None):
              "persistent chains re-initialised, a loop off by one, or h_t drawn from "
              "v_{t-1} (a chain of k steps then moves (k + 1) // 2)", scale * centre(g).flat())
             for j, g in zip([1, 2, 3], cd)]
+    if model.W.shape[0] == model.W.shape[1]:
+        for factor, words in ((1, ""), (-1, "minus "), (n, f"{n} times ")):
+            t = Gradient(expected.W.T, expected.b, expected.c)
+            out.append((f"{words}the expected value with dW transposed", "dW is returned "
+                        "transposed" + {1: "", -1: ", and its sign reversed",
+                                        n: ", and summed over the rows"}[factor],
+                        factor * scale * t.flat()))
     if model.is_binary:
         paired = transition.cd1_variant_expected_gradient(model, data, negative_hidden="data")
         out.append(("E[CD-1 with v_1 paired with h_0]", "the negative statistic uses h_0, the "
                     "hidden sample of the data step, instead of p(h = 1 | v_1)",
                     scale * centre(paired).flat()))
     return out
+
+
+def tempered_cd_gradient(model, data, k, beta, first_h=True):
+    """E[CD-k] when the chain's conditionals run at inverse temperature `beta` (with
+    ``first_h=False`` the hidden sample of the data at beta = 1, as learnergy's temperature),
+    the statistics taken at beta = 1."""
+    V = all_states(model.visible)
+    idx = model.visible.index_of(data)
+    A, H = joint_probabilities(model, V, "visible")
+    hot = tempered(model, beta)
+    A_b = joint_probabilities(hot, V, "visible")[0]
+    B_b = joint_probabilities(hot, H, "hidden")[0]
+    r = ((A_b if first_h else A) @ B_b)[idx] @ np.linalg.matrix_power(A_b @ B_b, k - 1)
+    neg = row_statistics(model, V, weights=r.mean(axis=0), accurate=True)
+    return exact.data_statistics(model, data) - Gradient.from_fields(neg)
+
+
+def gradient_fits(model, data, k, expected, scale, params=None):
+    """``fits(mean, se)`` for :func:`t_tests`: a factor, a temperature of the chain (binary
+    models, k of CD known), and with `params` (a training step) a weight decay on W only or on
+    every parameter; each fitted to the draws' means, as (candidates, tested texts)."""
+    target = scale * expected.flat()
+
+    def fits(mean, se):
+        w = np.where(se > 0, 1.0 / np.maximum(se, 1e-300) ** 2, 0.0)
+        out, text = [], []
+        denom = float(np.sum(w * target ** 2))
+        if denom > 0:
+            a = float(np.sum(w * mean * target) / denom)
+            out.append((f"{a:.4g} times the expected value", "the estimate carries a factor "
+                        f"{a:.4g} (a step size, a sum, a sign: fitted by least squares)",
+                        a * target))
+            text.append(f"a factor (fitted: {a:.3g})")
+        if k is not None and model.is_binary:
+            for first_h, words in ((True, "every conditional of the chain"),
+                                   (False, "the chain after the data's hidden sample")):
+                def law(b, first_h=first_h):
+                    return scale * tempered_cd_gradient(model, data, k, b, first_h).flat()
+                beta = fit_beta(lambda b: float(np.sum(w * (mean - law(b)) ** 2)), 0.1, 10.0)
+                out.append((f"E[CD-{k}] with {words} at inverse temperature {beta:.4g}",
+                             f"the negative chain samples at temperature T = {1 / beta:.4g} "
+                             f"(its inputs divided by T)", law(beta),
+                             "a temperature in the chain"))
+                text.append(f"a temperature of {words} (fitted: beta {beta:.3g})")
+        if params is not None:
+            theta = np.asarray(params, dtype=float)
+            n_w = model.W.size
+            r = mean - target
+            ww = w[:n_w] * theta[:n_w] ** 2
+            if ww.sum() > 0:
+                lam = -float(np.sum(w[:n_w] * r[:n_w] * theta[:n_w]) / (scale * ww.sum()))
+                only_w = np.concatenate([theta[:n_w], np.zeros(len(theta) - n_w)])
+                out += [(f"a weight decay {lam:.3g} on W and the biases", "the step decays "
+                         "every parameter, the biases too (an optimiser's weight_decay "
+                         "applied to all parameters)", target - scale * lam * theta),
+                        (f"a weight decay {lam:.3g} on W only", "the step decays W (the usual "
+                         "weight cost)", target - scale * lam * only_w)]
+                text.append(f"a weight decay on W, or on every parameter (fitted: {lam:.3g})")
+        return out, text
+    return fits
 
 
 def centring_alternatives(raw, offsets, scale):

@@ -9,6 +9,7 @@ from rbm._validation import check_positive_int
 from rbm.testing._shared import MIN_MEAN_DRAWS
 from rbm.testing.results import CheckResult, fail, passing, recorded
 from rbm.testing._causes import generator_cause, overflow_cause
+from rbm.testing._probes import name_candidate, no_cause, probe_call, t_separation
 
 
 # -- means of draws: gradient estimates and training steps ------------------------------
@@ -34,7 +35,7 @@ def collect(one_draw, n_draws, rng):
 
 
 def mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, label, entries,
-                alternatives, what, caller):
+                alternatives, what, caller, fits=None):
     """Per-entry t-tests of the mean of `n_draws` draws against `target`, Bonferroni.
 
     ``one_draw(rng)`` is one flat draw of the code under test; `alternatives` is called on
@@ -44,7 +45,8 @@ def mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, lab
     largest, crit, detectable = t_tests(
         draws, target, alpha=alpha, power=power, name=name, entries=entries,
         alternatives=alternatives, found_warnings=found_warnings, model=model,
-        identical=lambda: generator_cause(one_draw, caller))
+        identical=lambda: generator_cause(one_draw, caller), fits=fits,
+        probe=lambda: same_generator_probe(one_draw, caller))
     n, m = draws.shape
     return passing(name, CheckResult(name, largest, crit, m, n, detectable), label,
                  f"{what}: largest |t| {largest:.2f} <= {crit:.2f} (alpha = {alpha:g}, "
@@ -53,11 +55,14 @@ def mean_check(one_draw, n_draws, rng, target, *, model, alpha, power, name, lab
 
 
 def t_tests(draws, target, *, alpha, power, name, entries, alternatives, found_warnings,
-             model, identical):
+            model, identical, fits=None, probe=None):
     """Two-sided t-tests of each column's mean against `target`, Bonferroni; raise on failure.
 
     Returns the largest |t|, the critical value and the smallest error caught with `power`.
-    ``identical()`` gives (cause, slip) when every draw is the same.
+    ``identical()`` gives (cause, slip) when every draw is the same; on failure the known
+    slips of ``alternatives()`` are tried first, then those that ``fits(mean, se)`` fits to
+    the draws (a factor, a temperature, a weight decay), and one is named only under the
+    separation rule of :func:`name_candidate`.
     """
     n, m = draws.shape
     if not np.isfinite(draws).all():
@@ -86,9 +91,8 @@ def t_tests(draws, target, *, alpha, power, name, entries, alternatives, found_w
         lines = [f"{entries[i]} is off by {abs(z[i]):.3g} standard errors (mean {mean[i]:.5g} "
                  f"over {n} draws, standard error {se[i]:.2g}; the exact value is "
                  f"{target[i]:.5g}, difference {mean[i] - target[i]:.3g})" for i in worst]
-        cause, slip = next(((f" Your draws match {alt}: a common cause is that {why}.", alt)
-                            for alt, why, values in alternatives()
-                            if np.all(np.abs(_t_scores(draws, values)[0]) <= crit)), ("", None))
+        cause, slip = _named(draws, target, mean, se, crit, power, alternatives(), fits)
+        cause = (probe() if probe is not None else "") + cause
         i = worst[0]
         fail(name, "; ".join(lines) + f". {len(bad)} of {m} entries fail at alpha = "
               f"{alpha:g} (Bonferroni, |t| > {crit:.3g}).", cause, found_warnings,
@@ -116,3 +120,42 @@ def mean_draws(n_draws):
                          f"at least MIN_MEAN_DRAWS = {MIN_MEAN_DRAWS} (at 4 draws correct "
                          f"code fails on about 1 seed in 6)")
     return n
+
+
+def _named(draws, target, mean, se, crit, power, catalogue, fits):
+    """(cause, slip): the catalogued slips first, then the fitted ones, named under the
+    separation rule; or that no tested cause fits, with what was tested."""
+    def fitting(cands):
+        return [i for i, c in enumerate(cands, start=1)
+                if np.all(np.abs(_t_scores(draws, c[2])[0]) <= crit)]
+
+    def separation(a, b):
+        return t_separation(a, b, se, crit)
+    tested = [c[0] for c in catalogue]
+    candidates = list(catalogue)
+    if not fitting(candidates) and fits is not None:
+        fitted, fitted_text = fits(mean, se)
+        candidates += fitted
+        tested += fitted_text
+    found = fitting(candidates)
+    everything = [("the exact values", "", target)] + candidates
+    cause, slip = name_candidate(found, everything, separation, power)
+    if cause is None:
+        return no_cause(tested) + " (t-tests at the check's level.)" if tested else "", None
+    if slip is None:
+        cause += " Tested: " + "; ".join(tested) + "."
+    return cause, slip
+
+
+def same_generator_probe(one_draw, what):
+    """A sentence if two draws with generators in the same state differ (the code draws from a
+    generator it is not given: dropout masks, a library's global generator); else ''."""
+    with recorded([]):
+        first = probe_call(lambda: one_draw(np.random.default_rng(20261129)))
+        second = probe_call(lambda: one_draw(np.random.default_rng(20261129)))
+    if first is None or second is None or np.array_equal(first, second):
+        return ""
+    return (f" Two calls of {what} with generators in the same state gave different draws: it "
+            f"also draws from a generator it is not given (e.g. dropout masks or noise from a "
+            f"global generator); if those draws change its expectation (masks do), that is the "
+            f"cause.")

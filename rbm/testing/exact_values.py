@@ -9,15 +9,22 @@ from rbm._validation import check_positive_float, check_rng
 from rbm.testing._shared import (all_states, as_array, as_model, compare, documented, gap_text,
                                  matches, state_text, valid_alpha, valid_callable, valid_data)
 from rbm.testing.results import CheckResult, call, fail, float64_rerun, guarded, passing
-from rbm.testing._causes import (ROUNDING_SPACINGS, bits_hypotheses, free_energy_terms, is_float32,
+from rbm.testing._causes import (ROUNDING_SPACINGS, bits_hypotheses, rounding_step,
+                                 free_energy_terms, is_float32,
                                  log_likelihood_terms, minus_offset, overflow_cause,
                                  pseudo_likelihood_terms, rounding_cause)
 from rbm.testing._means import mean_check, mean_draws
+from rbm.testing._probes import (FLOAT32_TEXT, conditional_scale, first_cause,
+                                 fitted_temperature, float32_allowance, free_energy_scale,
+                                 log_partition_scale, probe_call, pseudo_likelihood_scale,
+                                 repeat_and_row_steps, tempered, valid_dtype,
+                                 joint_energy_scale)
 
 
 @documented
 def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1e-10,
-                       rtol=1e-10, float64=None, name="conditionals", label=None):
+                       rtol=1e-10, dtype="float64", float64=None, name="conditionals",
+                       label=None):
     r"""The conditional means :math:`\mathbb E[h \mid v]` and :math:`\mathbb E[v \mid h]` against exact values.
 
     For {0,1} units they are :math:`p(h_j{=}1 \mid v) = \sigma(c_j + (v^\top W)_j)`
@@ -37,8 +44,12 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
         on the ``(n, n_hidden)`` array of every hidden state.  At least one of
         the two must be given.
     tol, rtol : float, default 1e-10
-        An entry passes if it is within ``tol + rtol * |exact|`` (float32
-        code needs about 1e-6).
+        An entry passes if it is within ``tol + rtol * |exact|``.
+    dtype : {"float64", "float32"}, default "float64"
+        ``"float32"`` adds to each entry's tolerance 4 float32 epsilons times the
+        summed magnitudes of the terms it is computed from (``FLOAT32_FACTOR``;
+        correct float32 code is measured within one): for code that computes
+        only in float32, with no float64 counterpart.
     float64 : dict, optional
         ``{"prob_h_given_v": f, "prob_v_given_h": g}`` (either key or both):
         the same conditionals computed in float64.  Called only when a
@@ -72,6 +83,7 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
     model = as_model(model)
     tol = check_positive_float(tol, "tol", allow_zero=True)
     rtol = check_positive_float(rtol, "rtol", allow_zero=True)
+    dtype = valid_dtype(dtype)
     if prob_h_given_v is None and prob_v_given_h is None:
         raise ValueError("give prob_h_given_v, prob_v_given_h or both")
     float64 = {} if float64 is None else float64
@@ -91,35 +103,102 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
         what = "E[h | v]" if given == "visible" else "E[v | h]"
         mean = model.mean_h_given_v if given == "visible" else model.mean_v_given_h
         found_warnings = []
+        shape = (len(X), getattr(model, out).n_units)
         values = as_array(call(f, found_warnings, X.copy(), what=f"your {f_name}"), f"your {what}",
-                        (len(X), getattr(model, out).n_units))
-        bad, _ = compare(values, mean(X), tol, rtol)
+                          shape)
+        exact_mean = mean(X)
+        scale32 = conditional_scale(model, X, given)
+        allowed = tol + (float32_allowance(scale32) if dtype == "float32" else 0.0)
+        bad, _ = compare(values, exact_mean, allowed, rtol)
         if bad:
             row, unit = bad[0]
-            slips = [(hyp, cause) for hyp, cause, alt in bits_hypotheses(model)
-                     if matches(values, [(hyp, (alt.mean_h_given_v if given == "visible"
-                                                 else alt.mean_v_given_h)(X))], tol, rtol)]
-            cause = (f" Your values match the model with {slips[0][0]}: a common cause is that "
-                     f"{slips[0][1]}." if slips else
-                     rounding_cause(values, mean(X), tol, rtol, float64_rerun(
-                         float64.get(f_name), found_warnings, what, values.shape, X)) or
-                     " Common causes: W transposed, a bias left out or added twice, the sign "
-                     "of the coupling.")
+            cause, slip = _conditionals_diagnosis(
+                model, f, X, given, values, exact_mean, tol, rtol, allowed, scale32, bad, dtype,
+                found_warnings, float64_rerun(float64.get(f_name), found_warnings, what,
+                                              values.shape, X), what, shape)
             symbol = "v" if given == "visible" else "h"
             entry = f"{what} at {symbol} = {state_text(X[row])}, unit {unit}"
-            fail(name, f"{entry} " + gap_text(values[row, unit], mean(X)[row, unit], 6)
-                  + f"; {len(bad)} of {values.size} entries beyond {tol:g} + {rtol:g} "
-                  f"|exact|).", cause, found_warnings, entry=entry, found=values[row, unit],
-                  expected=mean(X)[row, unit], n_tests=values.size,
-                  slip=f"the model with {slips[0][0]}" if slips else None)
+            fail(name, f"{entry} " + gap_text(values[row, unit], exact_mean[row, unit], 6)
+                 + f"; {len(bad)} of {values.size} entries beyond {_tolerance_text(tol, rtol, dtype)}"
+                 f").", cause, found_warnings, entry=entry, found=values[row, unit],
+                 expected=exact_mean[row, unit], n_tests=values.size, slip=slip)
         counts.append(str(len(X)))
     return passing(name, CheckResult(name, 0.0, np.nan, 0, 0, tol), label,
-                 f"every entry within {tol:g} + {rtol:g} |exact| ({' + '.join(counts)} states)")
+                   f"every entry within {_tolerance_text(tol, rtol, dtype)} "
+                   f"({' + '.join(counts)} states)")
+
+
+def _tolerance_text(tol, rtol, dtype):
+    return (f"{tol:g}" + (f" + {rtol:g} |exact|" if rtol is not None else "")
+            + (f" + {FLOAT32_TEXT}" if dtype == "float32" else ""))
+
+
+def _rows_to_probe(bad):
+    """The rows of the worst failing entries, at most 4, in order."""
+    rows = []
+    for index in bad:
+        if index[0] not in rows:
+            rows.append(int(index[0]))
+        if len(rows) == 4:
+            break
+    return rows
+
+
+def _conditionals_diagnosis(model, f, X, given, values, exact_mean, tol, rtol, allowed, scale32,
+                            bad, dtype, found_warnings, rerun, what, shape):
+    """(cause, slip) of failed conditionals: probes, the catalogue, a fitted temperature,
+    float32 rounding, in this order; or that no tested cause fits."""
+    layer = model.hidden if given == "visible" else model.visible
+    I = model.input_hidden(X) if given == "visible" else model.input_visible(X)
+    # candidate values are matched with float32's allowance when the values are float32 numbers
+    loose = allowed if dtype == "float32" or not is_float32(values) \
+        else tol + float32_allowance(scale32)
+
+    def again():
+        return probe_call(lambda: as_array(call(f, found_warnings, X.copy()), what, shape))
+
+    def alone(i):
+        return probe_call(lambda: as_array(call(f, found_warnings, X[i:i + 1].copy()), what,
+                                           (1, shape[1]))[0])
+
+    near_exact = not compare(values, exact_mean, loose, rtol)[0]  # within float32 rounding
+
+    def catalogue():
+        if near_exact:
+            return None, None, None
+        for hyp, cause, alt in bits_hypotheses(model):
+            alt_mean = alt.mean_h_given_v(X) if given == "visible" else alt.mean_v_given_h(X)
+            if compare(alt_mean, exact_mean, loose, rtol)[0] \
+                    and not compare(values, alt_mean, loose, rtol)[0]:
+                return (f" Your values match the model with {hyp}: a common cause is that "
+                        f"{cause}.", f"the model with {hyp}", None)
+        return None, None, "W negated, a bias left out or doubled" + (
+            ", W transposed, the biases swapped" if model.W.shape[0] == model.W.shape[1]
+            else "")
+
+    def temperature():
+        if near_exact:
+            return None, None, None
+        beta, fits = fitted_temperature(values, lambda b: layer.mean(I, b), 0.0, rtol,
+                                        loose)
+        if fits:
+            return (f" Your values are the conditionals at {beta:.4g} times the inputs "
+                    f"(fitted by least squares; every entry within the tolerance): a common "
+                    f"cause is a temperature T = {1 / beta:.4g} (inputs divided by T).",
+                    "a temperature", None)
+        return None, None, ("a temperature (the best fitting beta, "
+                            f"{beta:.3g}, does not fit)" if beta is not None else None)
+    steps = repeat_and_row_steps(again, alone, _rows_to_probe(bad), values, loose, rtol,
+                                 what) + [catalogue, temperature, rounding_step(
+                                     values, exact_mean, tol, rtol, rerun, dtype,
+                                     float32_allowance(scale32))]
+    return first_cause(steps)
+
 
 
 @documented
 def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
-                      float64=None, name="free energy", label=None):
+                      dtype="float64", float64=None, name="free energy", label=None):
     r"""A free energy :math:`F(v) = -\log \sum_h e^{-E(v, h)}` at every visible state.
 
     Parameters
@@ -135,10 +214,22 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
         constant); the constant is reported.
     tol, rtol : float
         An entry passes within ``tol + rtol * |exact|``.
+    dtype : {"float64", "float32"}, default "float64"
+        ``"float32"`` adds to each state's tolerance 4 float32 epsilons times
+        :math:`\sum_i |b_i v_i| + \sum_j (|\operatorname{softplus}(x_j)| +
+        \sigma(x_j) S_j)`, with :math:`S_j` the summed magnitudes of the input
+        :math:`x_j` (``FLOAT32_FACTOR``; correct float32 code is measured within
+        one): for code that computes only in float32, near :math:`F = 0` and
+        with large weights alike.
     <float64>
     <name, label, returns, raises>
-        Naming the worst state, and a cause: a constant offset, the sign,
-        an overflowing softplus, float32 rounding (tested with `float64`).
+        Naming the worst state, and a cause, tested in this order: an
+        overflow, two calls on the same input (a random function), the worst
+        rows alone against the batch (rows not independent), a constant
+        offset, the sign, a bias left out or doubled (and the catalogue of
+        :func:`check_conditionals`), a fitted temperature, float32 rounding
+        (tested with `float64`); or that no tested cause fits, with what was
+        tested.
 
     Examples
     --------
@@ -170,71 +261,122 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
         valid_callable(float64, "float64")
     tol = check_positive_float(tol, "tol", allow_zero=True)
     rtol = check_positive_float(rtol, "rtol", allow_zero=True)
+    dtype = valid_dtype(dtype)
     V = all_states(model.visible)
     F = model.free_energy(V)
     found_warnings = []
     values = as_array(call(free_energy, found_warnings, V.copy(), what="your free_energy"),
-                    "your free energy", (len(V),))
+                      "your free energy", (len(V),))
     offset = 0.0
     if up_to_constant and np.isfinite(values).all():  # one state off stays one state off
         offset = float(np.median(values - F))
-    bad, _ = compare(values - offset, F, tol, rtol)
-    if bad:
-        (i,) = bad[0]
-        cause, slip = overflow_cause(values, model), None
-        shift = values - F
-        constant = float(np.median(shift)) if not cause else 0.0
+    scale32 = free_energy_scale(model, V)
+    allowed = tol + (float32_allowance(scale32) if dtype == "float32" else 0.0)
+    bad, _ = compare(values - offset, F, allowed, rtol)
+    return _values_verdict(
+        name, label, bad, values - offset, F, lambda i: f"F{state_text(V[i])}",
+        f"{len(V)} states", f"every visible state ({len(V)})", tol, rtol,
+        offset if up_to_constant else None, dtype, found_warnings,
+        lambda: _free_energy_diagnosis(free_energy, model, V, F, values, offset, up_to_constant,
+                                       tol, rtol, allowed, scale32, bad, dtype, float64,
+                                       found_warnings))
+
+
+def _free_energy_diagnosis(free_energy, model, V, F, values, offset, up_to_constant, tol, rtol,
+                           allowed, scale32, bad, dtype, float64, found_warnings):
+    """(cause, slip) of a failed free energy: an overflow, the probes, a constant, the sign,
+    the catalogue (a bias doubled...), a fitted temperature, float32 rounding; or none fits."""
+    overflow = overflow_cause(values, model)
+    if overflow:
+        return overflow, "non-finite values"
+    loose = allowed if dtype == "float32" or not is_float32(values) \
+        else tol + float32_allowance(scale32)
+    shifted = values - offset
+    near_exact = not compare(shifted, F, loose, rtol)[0]
+
+    def again():
+        return probe_call(lambda: as_array(call(free_energy, found_warnings, V.copy()), "F",
+                                           (len(V),)))
+
+    def alone(i):
+        return probe_call(lambda: as_array(call(free_energy, found_warnings, V[i:i + 1].copy()),
+                                           "F", (1,))[0])
+
+    def constant():
         terms = free_energy_terms(model, V)
         noise = 0.0  # float32 values: allow float32 rounding around the constant
         if is_float32(values):
             noise = ROUNDING_SPACINGS * np.spacing(
                 np.maximum(terms, 1.0).astype(np.float32)).astype(float)
-        if cause:
-            slip = "non-finite values"
-        elif not up_to_constant and np.all(np.abs(values - constant - F)
-                                           <= tol + rtol * np.abs(F) + noise) \
-                and abs(constant) > np.max(noise):  # a constant beyond rounding's reach
+        shift = float(np.median(values - F))
+        if not up_to_constant and np.all(np.abs(values - shift - F)
+                                         <= allowed + rtol * np.abs(F) + noise) \
+                and abs(shift) > np.max(noise):  # a constant beyond rounding's reach
             within = " and float32 rounding" if is_float32(values) else ""
-            cause = (f" Your values are F + {constant:.6g} at every state, within the "
-                     f"tolerance{within}: an additive constant in your energy (pass "
-                     f"up_to_constant=True if it is meant).")
-            slip = "F plus a constant"
-        elif matches(values, [("-F", -F)], tol, rtol):
-            cause = " Your values are -F(v): the sign is reversed (log sum_h e^{-E} is -F)."
-            slip = "-F"
-        else:
-            rerun = float64_rerun(float64, found_warnings, "free energy", (len(V),), V)
-            cause = rounding_cause(values - offset, F, tol, rtol, rerun and (
-                lambda: minus_offset(rerun(), F, up_to_constant)), raw=values, scale=terms)
-        entry = f"F{state_text(V[i])}"
-        _values_failed(name, entry, values[i] - offset, F[i], len(bad), f"{len(V)} states", tol,
-                       rtol, offset if up_to_constant else None, cause, found_warnings, slip)
-    return _values_held(name, label, f"every visible state ({len(V)})", tol, rtol,
-                        offset if up_to_constant else None)
+            return (f" Your values are F + {shift:.6g} at every state, within the "
+                    f"tolerance{within}: an additive constant in your energy (pass "
+                    f"up_to_constant=True if it is meant).", "F plus a constant", None)
+        return None, None, "an additive constant" if not up_to_constant else None
+
+    def catalogue():
+        if near_exact:
+            return None, None, None
+        if not compare(shifted, -F, loose, rtol)[0]:
+            return (" Your values are -F(v): the sign is reversed (log sum_h e^{-E} is -F).",
+                    "-F", None)
+        for hyp, cause, alt in bits_hypotheses(model):
+            alt_f = alt.free_energy(V)
+            if compare(alt_f, F, loose, rtol)[0] and not compare(shifted, alt_f, loose, rtol)[0]:
+                return (f" Your values are the free energy of the model with {hyp}: a common "
+                        f"cause is that {cause}.", f"the model with {hyp}", None)
+        return None, None, ("the sign, W negated, a bias left out or doubled" + (
+            ", W transposed, the biases swapped" if model.W.shape[0] == model.W.shape[1]
+            else ""))
+
+    def temperature():
+        if near_exact:
+            return None, None, None
+        beta, fits = fitted_temperature(shifted, lambda b: tempered(model, b).free_energy(V),
+                                        0.0, rtol, loose)
+        if fits:
+            return (f" Your values are the free energy of the model with every parameter "
+                    f"times {beta:.4g} (fitted by least squares; every state within the "
+                    f"tolerance): a temperature T = {1 / beta:.4g} in the energy.",
+                    "a temperature", None)
+        return None, None, (f"a temperature (the best fitting beta, {beta:.3g}, does not fit)"
+                            if beta is not None else None)
+
+    rerun = float64_rerun(float64, found_warnings, "free energy", (len(V),), V)
+    rounding = rounding_step(shifted, F, tol, rtol, rerun and (
+        lambda: minus_offset(rerun(), F, up_to_constant)), dtype, float32_allowance(scale32),
+        raw=values, scale=free_energy_terms(model, V))
+    steps = repeat_and_row_steps(again, alone, _rows_to_probe(bad), values, loose, rtol,
+                                 "free energy") + [constant, catalogue, temperature, rounding]
+    return first_cause(steps)
 
 
-def _values_failed(name, entry, found, expected, n_bad, what, tol, rtol, offset, cause,
-                   found_warnings, slip):
-    """The failure of a check of exact values at every state (`offset`: the constant allowed)."""
-    fail(name, f"{entry} " + gap_text(found, expected)
-         + f"; {n_bad} of {what} beyond {tol:g} + {rtol:g} |exact|"
-         + (f", after the constant {offset:.6g}" if offset is not None else "") + ").", cause,
-         found_warnings, entry=entry, found=found, expected=expected,
-         n_tests=int(what.split()[0]), slip=slip)
-
-
-def _values_held(name, label, what, tol, rtol, offset):
-    """The verdict of a check of exact values at every state that held."""
-    text = f"{what} within {tol:g} + {rtol:g} |exact|"
+def _values_verdict(name, label, bad, found, exact_values, entry, what, held, tol, rtol, offset,
+                    dtype, found_warnings, diagnosis):
+    """The end of a check of exact values at every state: its failure at the worst entry (with
+    ``diagnosis()``'s cause and slip), or its verdict (`offset`: the constant allowed)."""
+    if bad:
+        (i,) = bad[0]
+        cause, slip = diagnosis()
+        fail(name, f"{entry(i)} " + gap_text(found[i], exact_values[i])
+             + f"; {len(bad)} of {what} beyond {_tolerance_text(tol, rtol, dtype)}"
+             + (f", after the constant {offset:.6g}" if offset is not None else "") + ").",
+             cause, found_warnings, entry=entry(i), found=found[i], expected=exact_values[i],
+             n_tests=int(what.split()[0]), slip=slip)
+    text = f"{held} within {_tolerance_text(tol, rtol, dtype)}"
     if offset is not None:
         text += f", up to the constant {offset:.6g}"
-    n = int(what.split("(")[1].rstrip(")"))
+    n = int(held.split("(")[1].rstrip(")"))
     return passing(name, CheckResult(name, 0.0, np.nan, n, 0, tol), label, text)
 
 
 @documented
-def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, float64=None,
-                         name="log-likelihood", label=None):
+def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, dtype="float64",
+                         float64=None, name="log-likelihood", label=None):
     r""":math:`\log p(v) = -F(v) - \log Z` of the rows of `data` (per row, or their mean).
 
     Parameters
@@ -246,10 +388,17 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, float64=None,
     data : array_like of shape (n_samples, n_visible)
     tol : float, default 1e-9
         Absolute tolerance, per row or on the mean.
+    dtype : {"float64", "float32"}, default "float64"
+        ``"float32"`` adds 4 float32 epsilons times the summed magnitudes of
+        the terms of :math:`F(v)` and :math:`\log Z` (see :func:`check_free_energy`).
     <float64>
     <name, label, returns, raises>
         With the exact value, and the convention it matches if any (the sum
-        over rows, :math:`-F` without :math:`\log Z`, base 2).
+        over rows, :math:`-F` without :math:`\log Z`, base 2), after the
+        probes (two calls on the same input, rows alone against the batch).
+    ValueError
+        For bad arguments, or a return value that is neither one number nor
+        one per row (a usage error, not a failed check).
 
     Examples
     --------
@@ -266,17 +415,21 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, float64=None,
     if float64 is not None:
         valid_callable(float64, "float64")
     tol = check_positive_float(tol, "tol", allow_zero=True)
+    dtype = valid_dtype(dtype)
     data = valid_data(model, data)
     log_p = exact.log_prob(model, data)
     found_warnings = []
     values = as_array(call(log_likelihood, found_warnings, data.copy(),
-                          what="your log_likelihood"), "your log-likelihood")
+                           what="your log_likelihood"), "your log-likelihood")
     if values.shape not in ((), (len(data),)):
-        raise AssertionError(f"{name}: your log-likelihood returned shape {values.shape}; "
-                             f"expected () or ({len(data)},)")
+        raise ValueError(f"{name}: log_likelihood returned shape {values.shape}; expected one "
+                         f"number () or one per row ({len(data)},)")
     per_row = values.ndim == 1
     target = log_p if per_row else np.array(log_p.mean())
-    bad, _ = compare(values, target, tol, 0.0)
+    scale32 = free_energy_scale(model, data) + log_partition_scale(model)
+    scale32 = scale32 if per_row else np.array(scale32.mean())
+    allowed = tol + (float32_allowance(scale32) if dtype == "float32" else 0.0)
+    bad, _ = compare(values, target, allowed, 0.0)
     if bad:
         log_z = exact.log_partition(model)
         alternatives = [("the sum over rows", log_p.sum()), ("-F(v), without log Z",
@@ -287,21 +440,52 @@ def check_log_likelihood(log_likelihood, model, data, *, tol=1e-9, float64=None,
         else:
             alternatives = [(what, np.mean(x)) if what != "the sum over rows" else (what, x)
                             for what, x in alternatives]
-        slips = matches(values, [(what, np.asarray(x, dtype=float))
-                                  for what, x in alternatives], tol, 0.0)
-        cause = (f" Your values are {slips[0]}." if slips else
-                 overflow_cause(values, model) or rounding_cause(values, target, tol, 0.0,
-                                                                   float64_rerun(
-                     float64, found_warnings, "log-likelihood", values.shape, data),
-                     scale=log_likelihood_terms(model, data, log_z, per_row)))
+        cause, slip = _row_values_diagnosis(
+            log_likelihood, data, values, target, per_row, alternatives, model, tol, allowed,
+            scale32, dtype, float64_rerun(float64, found_warnings, "log-likelihood",
+                                          values.shape, data),
+            log_likelihood_terms(model, data, log_z, per_row), found_warnings, "log-likelihood")
         where = f" of row {bad[0][0]}" if per_row else " (the mean over rows)"
         fail(name, f"your value{where} " + gap_text(values[bad[0]], target[bad[0]]) + ").", cause,
-              found_warnings, entry=f"row {bad[0][0]}" if per_row else "mean over rows",
-              found=values[bad[0]], expected=target[bad[0]], n_tests=values.size,
-              slip=slips[0] if slips else None)
+             found_warnings, entry=f"row {bad[0][0]}" if per_row else "mean over rows",
+             found=values[bad[0]], expected=target[bad[0]], n_tests=values.size, slip=slip)
     what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
     return passing(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
-                 f"{what} within {tol:g} of the exact value")
+                   f"{what} within {_tolerance_text(tol, None, dtype)} of the exact value")
+
+
+def _row_values_diagnosis(f, data, values, target, per_row, alternatives, model, tol, allowed,
+                          scale32, dtype, rerun, terms, found_warnings, what):
+    """(cause, slip) of failed values per row (or their mean): an overflow, the probes, the
+    conventions in `alternatives` ((what, values)), float32 rounding; or none fits."""
+    overflow = overflow_cause(values, model)
+    if overflow:
+        return overflow, "non-finite values"
+    loose = allowed if dtype == "float32" or not is_float32(values) \
+        else tol + float32_allowance(scale32)
+
+    def again():
+        return probe_call(lambda: as_array(call(f, found_warnings, data.copy()), what,
+                                           values.shape))
+
+    def alone(i):
+        return probe_call(lambda: as_array(call(f, found_warnings, data[i:i + 1].copy()), what,
+                                           (1,))[0])
+
+    def conventions():
+        if not compare(values, target, loose, 0.0)[0]:
+            return None, None, None
+        found = matches(values, [(name, np.asarray(x, dtype=float))
+                                 for name, x in alternatives], loose, 0.0)
+        if found:
+            return f" Your values are {found[0]}.", found[0], None
+        return None, None, ", ".join(name for name, _ in alternatives)
+    rounding = rounding_step(values, target, tol, 0.0, rerun, dtype, float32_allowance(scale32),
+                              scale=terms)
+    rows = _rows_to_probe(compare(values, target, loose, 0.0)[0] or [(0,)]) if per_row else []
+    steps = repeat_and_row_steps(again, alone, rows, values, loose, 0.0, what, per_row) \
+        + [conventions, rounding]
+    return first_cause(steps)
 
 
 _CONVENTIONS = ("sum", "mean")
@@ -309,7 +493,7 @@ _CONVENTIONS = ("sum", "mean")
 
 @documented
 def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum", tol=1e-9,
-                            n_draws=None, alpha=1e-3, rng=None, float64=None,
+                            dtype="float64", n_draws=None, alpha=1e-3, rng=None, float64=None,
                             name="pseudo-likelihood", label=None):
     r"""The pseudo-log-likelihood of each row, exact or estimated, against its exact value.
 
@@ -332,6 +516,10 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     data : array_like of shape (n_samples, n_visible)
     convention : {"sum", "mean"}
     tol : float, default 1e-9
+    dtype : {"float64", "float32"}, default "float64"
+        Without `n_draws`: ``"float32"`` adds 4 float32 epsilons times the
+        summed magnitudes of the terms (the free energies of each row and of
+        its one-bit flips; see :func:`check_free_energy`).
     n_draws : int, optional
         For a stochastic estimate: draws, at least ``MIN_MEAN_DRAWS``.
     alpha : float, default 1e-3
@@ -377,6 +565,10 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
     if convention not in _CONVENTIONS:
         raise ValueError(f"convention must be 'sum' or 'mean', got {convention!r}")
     tol = check_positive_float(tol, "tol", allow_zero=True)
+    dtype = valid_dtype(dtype)
+    if dtype == "float32" and n_draws is not None:
+        raise ValueError("dtype='float32' is for a deterministic pseudo-likelihood (no "
+                         "n_draws): the t-tests of draws need no float32 tolerance")
     data = valid_data(model, data)
     pl_sum = pseudolikelihood.log_conditionals(model, data).sum(axis=1)
     n_vis = model.n_visible
@@ -401,22 +593,26 @@ def check_pseudo_likelihood(pseudo_likelihood, model, data, *, convention="sum",
             raise ValueError(f"{name}: pseudo_likelihood returned shape {values.shape}; "
                              f"expected one number () or one per row ({len(data)},)")
         goal = target if per_row else np.array(target.mean())
-        bad, _ = compare(values, goal, tol, 0.0)
+        scale32 = pseudo_likelihood_scale(model, data) * scales[convention]
+        scale32 = scale32 if per_row else np.array(scale32.mean())
+        allowed = tol + (float32_allowance(scale32) if dtype == "float32" else 0.0)
+        bad, _ = compare(values, goal, allowed, 0.0)
         if bad:
             alts = [(what, x if per_row else np.array(x.mean())) for what, _, x in alternatives]
-            slips = matches(values, alts, tol, 0.0)
-            cause = (f" Your values are {slips[0]}." if slips else
-                     overflow_cause(values, model) or rounding_cause(
-                         values, goal, tol, 0.0, float64_rerun(
-                             float64, found_warnings, "pseudo-likelihood", values.shape, data),
-                         scale=pseudo_likelihood_terms(model, data, per_row)))
+            cause, slip = _row_values_diagnosis(
+                pseudo_likelihood, data, values, goal, per_row, alts, model, tol, allowed,
+                scale32, dtype, float64_rerun(float64, found_warnings, "pseudo-likelihood",
+                                              values.shape, data),
+                pseudo_likelihood_terms(model, data, per_row), found_warnings,
+                "pseudo-likelihood")
             where = f"row {bad[0][0]}" if per_row else "the mean over rows"
             fail(name, f"your value for {where} ({conv}) " + gap_text(values[bad[0]], goal[bad[0]])
-                  + ").", cause, found_warnings, entry=where, found=values[bad[0]],
-                  expected=goal[bad[0]], n_tests=values.size, slip=slips[0] if slips else None)
+                 + ").", cause, found_warnings, entry=where, found=values[bad[0]],
+                 expected=goal[bad[0]], n_tests=values.size, slip=slip)
         what = f"{len(data)} rows" if per_row else f"the mean over {len(data)} rows"
         return passing(name, CheckResult(name, 0.0, np.nan, values.size, 0, tol), label,
-                     f"{what} ({conv}) within {tol:g} of the exact value")
+                       f"{what} ({conv}) within {_tolerance_text(tol, None, dtype)} of the exact "
+                       f"value")
     if rng is None:
         raise TypeError("rng is needed with n_draws: a numpy.random.Generator or an int seed")
     n_draws = mean_draws(n_draws)
@@ -461,7 +657,7 @@ def blocked_energy(energy, found_warnings, V, H, what):
 
 @documented
 def check_joint_energy(energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e-12,
-                       name="joint energy", label=None):
+                       dtype="float64", name="joint energy", label=None):
     r"""A joint energy :math:`E(v, h) = -b^\top v - c^\top h - v^\top W h` at every pair of states.
 
     For libraries that expose only :math:`E(v, h)`:
@@ -479,10 +675,15 @@ def check_joint_energy(energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e
         Accept :math:`E + \text{const}`; the constant is reported.
     tol, rtol : float
         An entry passes within ``tol + rtol * |exact|``.
+    dtype : {"float64", "float32"}, default "float64"
+        ``"float32"`` adds 4 float32 epsilons times
+        :math:`\sum_i |b_i v_i| + \sum_j |c_j h_j| + \sum_{ij} |v_i W_{ij} h_j|`.
     <name, label, returns, raises>
         Naming the worst pair, and the slip the values match, if one does
-        (the sign of the whole energy or of the coupling, a bias left out or
-        doubled, ``W`` transposed, the biases swapped, an additive constant).
+        (after two calls on the same input: a random function; then the sign
+        of the whole energy or of the coupling, a bias left out or doubled,
+        ``W`` transposed, the biases swapped, an additive constant), or that
+        none of them fits.
 
     Examples
     --------
@@ -504,6 +705,7 @@ def check_joint_energy(energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e
     valid_callable(energy, "energy")
     tol = check_positive_float(tol, "tol", allow_zero=True)
     rtol = check_positive_float(rtol, "rtol", allow_zero=True)
+    dtype = valid_dtype(dtype)
     V, H = all_pairs(model)
     E = model.energy(V, H)
     found_warnings = []
@@ -511,28 +713,35 @@ def check_joint_energy(energy, model, *, up_to_constant=False, tol=1e-9, rtol=1e
     offset = 0.0
     if up_to_constant and np.isfinite(values).all():
         offset = float(np.median(values - E))
-    bad, _ = compare(values - offset, E, tol, rtol)
+    scale32 = joint_energy_scale(model, V, H)
+    allowed = tol + (float32_allowance(scale32) if dtype == "float32" else 0.0)
+    bad, _ = compare(values - offset, E, allowed, rtol)
     if bad:
-        (i,) = bad[0]
-        candidates = [("-E: the sign of the whole energy is reversed", -E)]
-        candidates += [(f"the energy of the model with {hyp}: {cause}", alt.energy(V, H))
-                       for hyp, cause, alt in bits_hypotheses(model)]
-        found = matches(values - offset, candidates, tol, rtol)
-        shift = float(np.median(values - E)) if np.isfinite(values).all() else 0.0
-        cause, slip = "", None
-        if found:
-            slip = found[0].split(":")[0]
-            cause = f" Your values are {found[0]}."
-        elif not up_to_constant and shift and not compare(values - shift, E, tol, rtol)[0]:
-            cause = (f" Your values are E + {shift:.6g} at every pair, within the tolerance: "
-                     "an additive constant (pass up_to_constant=True if it is meant).")
-            slip = "E plus a constant"
-        else:
-            cause = (" None of the tested slips fits (the sign of the energy, W negated, a "
-                     "bias left out or doubled, W transposed and the biases swapped when W "
-                     "is square, an additive constant).")
-        entry = f"E({state_text(V[i])[1:-1]}; {state_text(H[i])[1:-1]})"
-        _values_failed(name, entry, values[i] - offset, E[i], len(bad), f"{len(E)} pairs", tol,
-                       rtol, offset if up_to_constant else None, cause, found_warnings, slip)
-    return _values_held(name, label, f"every pair of states ({len(E)})", tol, rtol,
-                        offset if up_to_constant else None)
+        loose = allowed if dtype == "float32" or not is_float32(values) \
+            else tol + float32_allowance(scale32)
+
+        def again():
+            return probe_call(lambda: blocked_energy(energy, found_warnings, V, H, "E"))
+
+        def catalogue():
+            candidates = [("-E: the sign of the whole energy is reversed", -E)]
+            candidates += [(f"the energy of the model with {hyp}: {cause}", alt.energy(V, H))
+                           for hyp, cause, alt in bits_hypotheses(model)]
+            found = matches(values - offset, candidates, loose, rtol)
+            shift = float(np.median(values - E)) if np.isfinite(values).all() else 0.0
+            if found:
+                return f" Your values are {found[0]}.", found[0].split(":")[0], None
+            if not up_to_constant and shift and not compare(values - shift, E, loose, rtol)[0]:
+                return (f" Your values are E + {shift:.6g} at every pair, within the "
+                        "tolerance: an additive constant (pass up_to_constant=True if it is "
+                        "meant).", "E plus a constant", None)
+            return None, None, ("the sign of the energy, W negated, a bias left out or "
+                                "doubled, W transposed and the biases swapped when W is "
+                                "square, an additive constant")
+        diagnosis = first_cause(repeat_and_row_steps(again, None, [], values, loose, rtol,
+                                                     "energy") + [catalogue])
+    return _values_verdict(
+        name, label, bad, values - offset, E,
+        lambda i: f"E({state_text(V[i])[1:-1]}; {state_text(H[i])[1:-1]})", f"{len(E)} pairs",
+        f"every pair of states ({len(E)})", tol, rtol, offset if up_to_constant else None, dtype,
+        found_warnings, lambda: diagnosis)

@@ -37,6 +37,9 @@ class CheckResult:
         The smallest error in one entry that the check detects with the
         stated power (the largest over entries); for deterministic checks the
         tolerance.
+    smallest_p : float
+        For the exact binomial tests, the smallest p-value over the entries
+        (the worst entry, which the verdict names); ``nan`` otherwise.
     """
 
     name: str
@@ -45,6 +48,7 @@ class CheckResult:
     n_tests: int
     n_draws: int
     detectable: float
+    smallest_p: float = np.nan
 
 
 class CheckFailed(AssertionError):
@@ -164,7 +168,7 @@ def call(f, found, *args, what="your function"):
 
 
 def warned_text(found):
-    return f" It warned: {'; '.join(found)}." if found else ""
+    return f" It warned: {'; '.join(dict.fromkeys(found))}." if found else ""
 
 
 def passing(name, result, label, text):

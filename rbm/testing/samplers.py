@@ -10,8 +10,10 @@ from rbm._validation import check_positive_int
 from rbm.testing._shared import (all_states, as_array, binomial_tests, documented,
                                  joint_probabilities, state_text)
 from rbm.testing.power import sized_draws
+from rbm.testing._probes import probe_call
 from rbm.testing.results import CheckResult, call, fail, passing, valid_common
-from rbm.testing._causes import sampler_diagnosis, stationary_diagnosis, transition_hypotheses
+from rbm.testing._causes import (counts_diagnosis, sampler_diagnosis, stationary_diagnosis,
+                                 transition_fits, transition_hypotheses)
 
 
 def _frequency_errors(freq, p, alpha):
@@ -63,7 +65,7 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> impl = NumpyRBM(W, b, c)
     >>> _ = check_sampler(impl.sample_h_given_v, (W, b, c), rng=0)
-    verdict: sampler: 16 probabilities of h | v, 4007 draws per v: largest |z| ...
+    verdict: sampler: 16 probabilities of h | v, 4007 draws per v: the smallest ...
     """
     model, alpha, power, rng = valid_common(model, sample, "sample", alpha, power, rng)
     if given not in ("visible", "hidden"):
@@ -78,7 +80,8 @@ def check_sampler(sample, model, *, given="visible", n_draws=None, effect=0.05, 
         sample, (np.repeat(X, n_draws, axis=0), rng), "your sampler", out_layer, P,
         n_draws, alpha=alpha, name=name, label=label,
         entry=lambda i, j: f"p({y_sym} = {state_text(Y[j])} | {x_sym} = {state_text(X[i])})",
-        diagnose=lambda counts: sampler_diagnosis(model, X, given, counts, n_draws, alpha),
+        diagnose=lambda counts: sampler_diagnosis(model, X, given, counts, n_draws, alpha,
+                                                  power),
         passed=f"{n_tests} probabilities of {y_sym} | {x_sym}, {n_draws} draws per {x_sym}",
         power_text=f"an error of {detectable:.3f} in a probability of 1/2 is caught with "
                    f"power {power:g} (exact, at p = 1/2)", detectable=detectable)
@@ -97,22 +100,42 @@ def _frequency_check(f, args, what, layer, P, n_draws, *, alpha, name, label, en
               found_warnings, entry="values", found=np.nan, expected=np.nan)
     index = layer.index_of(draws).reshape(len(P), n_draws)
     counts = np.stack([np.bincount(row, minlength=P.shape[1]) for row in index])
-    z, _, level, bad = binomial_tests(counts, n_draws, P, alpha)
+    z, p_value, level, bad = binomial_tests(counts, n_draws, P, alpha)
     if len(bad):
         i, j = max(map(tuple, bad), key=lambda ij: abs(z[ij]))  # the worst failing entry
         cause, slip = diagnose(counts)
-        f = counts[i, j] / n_draws
-        fail(name, f"{entry(i, j)} of {what} is {f:.4g} ({counts[i, j]} of {n_draws} draws), "
-              f"off by {abs(z[i, j]):.3g} standard errors; the exact value is {P[i, j]:.4g} "
-              f"(difference {f - P[i, j]:.3g}; {len(bad)} of {P.size} entries fail at alpha = "
-              f"{alpha:g}, Bonferroni).", cause, found_warnings, entry=entry(i, j), found=f,
-              expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(f * (1 - f)), n_draws=n_draws,
-              n_tests=P.size, slip=slip, errors=_frequency_errors(counts / n_draws, P, alpha))
+        cause = _generator_probe(f, args, what) + cause
+        freq = counts[i, j] / n_draws
+        fail(name, f"{entry(i, j)} of {what} is {freq:.4g} ({counts[i, j]} of {n_draws} draws), "
+             f"off by {abs(z[i, j]):.3g} standard errors; the exact value is {P[i, j]:.4g} "
+             f"(difference {freq - P[i, j]:.3g}; {len(bad)} of {P.size} entries fail at alpha = "
+             f"{alpha:g}, Bonferroni).", cause, found_warnings, entry=entry(i, j), found=freq,
+             expected=P[i, j], z=abs(z[i, j]), sd=np.sqrt(freq * (1 - freq)), n_draws=n_draws,
+             n_tests=P.size, slip=slip, errors=_frequency_errors(counts / n_draws, P, alpha))
     largest = float(np.max(np.abs(z)))
+    i, j = np.unravel_index(np.argmin(p_value), p_value.shape)
+    smallest = float(p_value[i, j])
     return passing(name, CheckResult(name, largest, norm.isf(level / 2), P.size, n_draws,
-                                   detectable), label,
-                 f"{passed}: largest |z| {largest:.2f}, exact binomial tests at alpha = "
-                 f"{alpha:g} (Bonferroni); {power_text}")
+                                     detectable, smallest), label,
+                   f"{passed}: the smallest exact p-value, {smallest:.2g} at {entry(i, j)} "
+                   f"({counts[i, j]} of {n_draws}; exact {P[i, j]:.3g}), is above the level "
+                   f"{level:.2g} (exact binomial tests at alpha = {alpha:g}, Bonferroni); "
+                   f"{power_text}")
+
+
+def _generator_probe(f, args, what):
+    """A sentence if two calls with generators in the same state draw differently (the code
+    draws from a generator it is not given, e.g. dropout masks from a global one); else ''."""
+    small = tuple(a[:min(len(a), 64)] if isinstance(a, np.ndarray) else
+                  (min(a, 64) if isinstance(a, int) else a) for a in args[:-1])
+    seed = 20261129
+    first = probe_call(lambda: np.asarray(f(*small, np.random.default_rng(seed)), dtype=float))
+    second = probe_call(lambda: np.asarray(f(*small, np.random.default_rng(seed)), dtype=float))
+    if first is None or second is None or np.array_equal(first, second):
+        return ""
+    return (f" Two calls of {what} with generators in the same state drew differently: it "
+            f"also draws from a generator it is not given (e.g. dropout masks or noise from a "
+            f"global generator); if those draws change the law (masks do), that is the cause.")
 
 
 @documented
@@ -156,7 +179,7 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     >>> W, b, c = np.array([[1.0, -2.0], [0.5, 1.0]]), np.array([0.1, -0.3]), np.zeros(2)
     >>> impl = NumpyRBM(W, b, c)
     >>> _ = check_gibbs_step(impl.gibbs_step, (W, b, c), n_draws=2000, rng=0)
-    verdict: Gibbs step: 16 entries of T, 2000 draws per state: largest |z| ...
+    verdict: Gibbs step: 16 entries of T, 2000 draws per state: the smallest ...
     >>> two = NumpyRBM(W, b, c, bug="h from previous v")
     >>> check_gibbs_step(lambda v, rng: two.gibbs_chain(v, 2, rng)[0], (W, b, c), k=2,
     ...                  n_draws=2000, rng=0)
@@ -174,11 +197,14 @@ def check_gibbs_step(step, model, *, k=1, n_draws=None, effect=0.05, power=0.99,
     power_name = "T" if k == 1 else f"T^{k}"
 
     def diagnose(counts):
-        return next(((f" Your draws match {what}: a common cause is that {why}.", what)
-                     for what, why, law in transition_hypotheses(model, T, k)
-                     if not len(binomial_tests(counts, n_draws, law, alpha)[3])),
-                    (" Common causes: the order of sampling, W transposed, a bias left out or "
-                     "doubled, units drawn together.", None))
+        return counts_diagnosis(
+            counts, n_draws, Tk, transition_hypotheses(model, T, k), transition_fits(model, k),
+            alpha, power, tested=[f"{k - 1} to {k + 1} Gibbs steps and h drawn from the "
+                                  "previous v" if k > 1 else "2 Gibbs steps",
+                                  "the model with W negated, a bias left out or doubled"
+                                  + (", W transposed, the biases swapped"
+                                     if model.W.shape[0] == model.W.shape[1] else "")
+                                  + ", in both conditionals or in one"])
     return _frequency_check(
         step, (np.repeat(V, n_draws, axis=0), rng), "your step", model.visible, Tk,
         n_draws, alpha=alpha, name=name, label=label,
@@ -248,7 +274,7 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
     >>> def tempering(n_chains, n_steps, rng):
     ...     return impl.tempering_chains(n_chains, n_steps, [1.0, 0.5], rng)
     >>> _ = check_stationary_law(tempering, (W, b, c), burn_in=30, effect=0.02, rng=0)
-    verdict: stationary law: 4 probabilities of v, ... runs of 30 steps: largest |z| ...
+    verdict: stationary law: 4 probabilities of v, ... runs of 30 steps: the smallest ...
     """
     model, alpha, power, rng = valid_common(model, sample, "sample", alpha, power, rng)
     burn_in = check_positive_int(burn_in, "burn_in")
@@ -261,7 +287,8 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
     return _frequency_check(
         sample, (n_chains, burn_in, rng), "your sampler", model.visible, P, n_chains,
         alpha=alpha, name=name, label=label, entry=lambda i, j: f"p(v = {state_text(V[j])})",
-        diagnose=lambda counts: stationary_diagnosis(model, counts, n_chains, alpha, reach),
+        diagnose=lambda counts: stationary_diagnosis(model, counts, n_chains, alpha, reach,
+                                                     power),
         passed=f"{P.size} probabilities of v, {n_chains} runs of {burn_in} steps",
         power_text=f"an error of {detectable:.3g} in any one state's probability is caught "
                    f"with power {power:g} (exact, the least over the states); block Gibbs is "
