@@ -191,9 +191,11 @@ def install_substitution(project, site_url=""):
     url = f"{site_url.rstrip('/')}/{path}" if site_url else path
     # Without the site's address the line holds a path that only _static/book.js completes;
     # a reader without JavaScript gets the plain instruction too.
+    # (In <noscript>, so that a browser running JavaScript shows, and holds, one line.)
     offline = "" if site_url else (
-        f" (Without JavaScript, download <a href=\"{path}\">the wheel</a> and run "
-        f"`pip install \"{wheel_filename(project)}[{','.join(EXTRAS)}]\"` in its folder.)")
+        f" <noscript>(Without JavaScript, download <a href=\"{path}\">the wheel</a> and "
+        f"run `pip install \"{wheel_filename(project)}[{','.join(EXTRAS)}]\"` in its "
+        f"folder.)</noscript>")
     return (f"from this site, in one line: `{install_line(project['name'], url)}`.{offline} "
             f"The package is distributed as `{project['name']}` and imported as `rbm`; "
             "in a clone of the repository, `pip install -e \".[plotting,datasets]\"` "

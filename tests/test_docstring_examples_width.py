@@ -13,8 +13,15 @@ EXAMPLE_LINE = re.compile(r"^\s*(>>>|\.\.\.)( |$)")
 
 
 def long_example_lines(text, limit=MAX_EXAMPLE_CHARS):
-    return [(n, len(line)) for n, line in enumerate(text.splitlines(), 1)
-            if EXAMPLE_LINE.match(line) and len(line) > limit]
+    """Lines of doctest examples (a ``>>>`` line and what follows it up to a blank line:
+    the code and its expected output, shown together) longer than `limit`."""
+    found, in_example = [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        in_example = bool(EXAMPLE_LINE.match(line)) or (
+            in_example and bool(line.strip()) and '"""' not in line)
+        if in_example and len(line) > limit:
+            found.append((n, len(line)))
+    return found
 
 
 def test_docstring_examples_fit_the_column():
@@ -27,3 +34,4 @@ def test_docstring_examples_fit_the_column():
 def test_the_counter_can_fail():
     assert long_example_lines("    >>> x = 1\n    ... " + "y" * 92) == [(2, 100)]
     assert long_example_lines("    plain prose " + "z" * 100) == []
+    assert long_example_lines("    >>> f()\n    " + "o" * 96 + "\n\n    " + "p" * 96) == [(2, 100)]
