@@ -110,13 +110,17 @@ def test_the_consistency_cache_holds_the_ml_row_and_the_gaussian_seeds(consisten
                                                for n in tp.GAUSS_SIZES for s in tp.GAUSS_SEEDS}
 
 
-# An L-BFGS fit runs about a thousand iterations and stops where its relative-decrease test
-# (ftol 1e-15) first holds; rounding moves that point along the sample likelihood's flat
-# directions, along which the KL to the truth still changes at first order.  With numba
-# installed (the compiled engine, ``fastmath`` contractions) the same fit ends 4.2e-6 away in
-# relative N * KL, and with OpenBLAS SkylakeX 3.3e-6 (Sandybridge + NumPy baseline 1.6e-6;
-# measured November 2026); the consistency plot needs two digits: rtol 1e-4, a factor 24.
-ML_FIT_RTOL = 1e-4
+# An L-BFGS fit runs hundreds of iterations and stops where its relative-decrease test
+# (ftol 1e-15) first holds.  The sample likelihood's supremum is not a point: at the stopping
+# point the Hessian's largest eigenvalue is about -1e-10 (8000 samples, seed 18) or singular
+# (500 samples, seed 33), the fit drifting towards infinity along a direction in which the KL
+# to the truth still changes at first order.  Rounding therefore moves the stopping point.
+# Measured spreads of N * KL against the cache (November 2026): numba's compiled engine on
+# CI 1.9e-3 relative (8000, seed 18) and 1.5e-4 (500, seed 33); OpenBLAS SkylakeX 3.3e-6.
+# The page prints means over 24 samples to two decimals (about 4.2, so 1e-3 relative):
+# rtol 1e-2, five times the largest spread measured, still fails a fit that moved its
+# second digit.
+ML_FIT_RTOL = 1e-2
 
 
 def test_the_ml_fit_of_one_sample_is_reproduced(consistency):
