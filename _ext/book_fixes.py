@@ -45,6 +45,7 @@ copy of every notebook whose first cell installs the package on Colab
 cannot know the repository's address.
 """
 
+import html
 import os
 import re
 import tomllib
@@ -106,6 +107,62 @@ def caption_figures(body):
     return _CAPTIONED_IMAGE.sub(one, body)
 
 
+_PHONE_BREAK = re.compile(r"%brk([^\n]*)\n?")
+_DISPLAY_MATH = re.compile(r'<div class="math notranslate nohighlight"( id="[^"]*")?>(.*?)</div>', re.S)
+_MATH_BODY = re.compile(r"(\\\[)(.*?)(\\\])", re.S)
+
+
+def phone_lines(tex):
+    r"""The phone's form of `tex`: each ``%brk`` comment becomes a line break.
+
+    A display equation marks where it breaks on a phone with the TeX comment ``%brk``
+    (a comment: every other reader, Jupyter included, shows one line).  In an aligned
+    block the break continues in the column after the ``&``; elsewhere the equation
+    becomes a left-aligned block whose continuation lines are indented.  The rest of the
+    comment's line, if any, is the continuation's indent (``\quad`` by default).
+
+    >>> phone_lines("a = b %brk\n + c")
+    '\\begin{aligned}&a = b \\\\ &\\quad  + c\\end{aligned}'
+    >>> phone_lines("a = b %brk \\qquad\n + c")
+    '\\begin{aligned}&a = b \\\\ &\\qquad  + c\\end{aligned}'
+    >>> phone_lines("\\begin{split}a &= b %brk\n + c\\end{split}")
+    '\\begin{split}a &= b \\\\ &\\quad  + c\\end{split}'
+    """
+    def line_break(mark):
+        return "\\\\ &" + (mark[1].strip() or "\\quad") + " "
+    if "&" in tex:
+        return _PHONE_BREAK.sub(line_break, tex)
+    return "\\begin{aligned}&" + _PHONE_BREAK.sub(line_break, tex.strip()) + "\\end{aligned}"
+
+
+def responsive_equations(body):
+    r"""Give each display equation with ``%brk`` marks a second, phone copy.
+
+    The first copy (class ``eq-wide``) is the equation as written, on as few lines as
+    its author wrote; the second (``eq-narrow``, without the id) is broken at the marks
+    (:func:`phone_lines`, on the TeX the HTML encodes).  The style sheet shows one of them by the window's width.
+
+    >>> html = ('<div class="math notranslate nohighlight" id="equation-x">\n'
+    ...         '<span class="eqno">(1)</span>\\[a = b %brk\n + c\\]</div>')
+    >>> print(responsive_equations(html))
+    <div class="math notranslate nohighlight eq-wide" id="equation-x">
+    <span class="eqno">(1)</span>\[a = b %brk
+     + c\]</div><div class="math notranslate nohighlight eq-narrow">
+    <span class="eqno">(1)</span>\[\begin{aligned}&amp;a = b \\ &amp;\quad  + c\end{aligned}\]</div>
+    >>> responsive_equations('<div class="math notranslate nohighlight">\\[a\\]</div>')
+    '<div class="math notranslate nohighlight">\\[a\\]</div>'
+    """
+    def one(match):
+        if "%brk" not in match[2]:
+            return match[0]
+        narrow = _MATH_BODY.sub(
+            lambda m: m[1] + html.escape(phone_lines(html.unescape(m[2])), quote=False) + m[3],
+            match[2])
+        return (f'<div class="math notranslate nohighlight eq-wide"{match[1] or ""}>{match[2]}'
+                f'</div><div class="math notranslate nohighlight eq-narrow">{narrow}</div>')
+    return _DISPLAY_MATH.sub(one, body)
+
+
 def colab_from_its_branch(buttons, branch, colab_branch=COLAB_BRANCH):
     """Point the Colab launch button(s) at `colab_branch` instead of `branch`.
 
@@ -135,7 +192,8 @@ def fix_page_context(app, pagename, templatename, context, doctree):
     if branch and "header_buttons" in context:
         colab_from_its_branch(context["header_buttons"], branch)
     if "body" in context:
-        context["body"] = caption_figures(break_table_code_after_dots(context["body"]))
+        context["body"] = responsive_equations(
+            caption_figures(break_table_code_after_dots(context["body"])))
     scripts = context.get("script_files")
     if not scripts:
         return

@@ -184,3 +184,22 @@ def test_binomial_power_at_one_half_is_not_the_least_over_p():
     n = testing.binomial_draws_needed(0.05, alpha=1e-3, n_tests=256, p=grid)
     assert n > 4828
     assert testing.binomial_power(n, 0.05, alpha=1e-3, n_tests=256, p=grid) >= 0.99
+
+
+def test_remembered_sizes_equal_fresh_ones_and_the_store_stays_bounded():
+    from rbm.testing import power
+    probs = np.array([0.1, 0.2, 0.3, 0.4])
+    first = power.binomial_draws_needed(0.05, alpha=1e-3, n_tests=4, p=probs)
+    fresh = power.binomial_draws_needed.__wrapped__(0.05, alpha=1e-3, n_tests=4, p=probs)
+    assert first == fresh == power.binomial_draws_needed(0.05, alpha=1e-3, n_tests=4,
+                                                         p=probs.copy())
+    # other probabilities are another key, not the remembered answer
+    other = power.binomial_draws_needed(0.05, alpha=1e-3, n_tests=4, p=probs / 4)
+    assert other != first
+    assert other == power.binomial_draws_needed.__wrapped__(0.05, alpha=1e-3, n_tests=4,
+                                                            p=probs / 4)
+    for k in range(power._REMEMBERED + 5):
+        power.binomial_draws_needed(0.2 + k * 1e-4, alpha=0.05)
+    store = power.binomial_draws_needed.__closure__
+    sizes = [len(c.cell_contents) for c in store if isinstance(c.cell_contents, dict)]
+    assert sizes and max(sizes) <= power._REMEMBERED

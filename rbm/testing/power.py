@@ -2,6 +2,7 @@
 stated power needs, the measured false-alarm rate of a check."""
 
 import contextlib
+import functools
 import io
 from itertools import combinations
 from math import comb
@@ -13,6 +14,34 @@ from scipy.stats import binom, norm, t as student_t
 from rbm._validation import check_positive_float, check_positive_int
 
 from rbm.testing._shared import MIN_MEAN_DRAWS, valid_alpha, valid_callable, valid_power
+
+
+# Sizing a check by exact binomial power costs tens of power computations; a suite that runs
+# one check on many seeds (a level test, a CI matrix) sizes it once.  At most this many
+# results are kept.
+_REMEMBERED = 256
+
+
+def _remembered(function):
+    """`function`, remembering its results by its arguments (arrays by their values)."""
+    results = {}
+
+    def key(value):
+        if isinstance(value, (np.ndarray, list, tuple)):
+            array = np.asarray(value, dtype=float)
+            return ("array", array.shape, array.tobytes())
+        return value
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        k = (tuple(key(a) for a in args), tuple(sorted((n, key(v)) for n, v in kwargs.items())))
+        if k not in results:
+            value = function(*args, **kwargs)
+            if len(results) >= _REMEMBERED:
+                results.pop(next(iter(results)))
+            results[k] = value
+        return results[k]
+    return wrapper
 
 
 # -- power ------------------------------------------------------------------------------
@@ -303,6 +332,7 @@ def binomial_power(n_draws, effect, *, alpha, n_tests=1, p=0.5):
     return float(min(powers))
 
 
+@_remembered
 def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     r"""The fewest draws whose exact binomial test catches `p` ± `effect` with probability `power`.
 
@@ -352,6 +382,7 @@ def binomial_draws_needed(effect, *, alpha, power=0.99, n_tests=1, p=0.5):
     return int(high)
 
 
+@_remembered
 def _binomial_detectable(n_draws, power, alpha, n_tests, name, p=0.5):
     """The smallest error in a probability `p` (1/2; or the least over several) that the
     check catches with `power`, exactly.

@@ -499,3 +499,15 @@ def test_colab_buttons_open_the_copies_that_install_the_package():
         assert links, f"{page_path}: no Colab button"
         for link in links:
             assert link.endswith(f"/blob/colab/{notebook}"), f"{page_path}: {link}"
+
+
+@pytest.mark.parametrize("page_path", core_chapters())
+def test_display_equations_fit_a_phone_without_scrolling(page_path, server, browser):
+    """At 400 px every display equation of the core shows whole: the ones too long for the
+    column carry %brk marks and are shown broken there (tests/test_equations.py).  The
+    advanced part's longer equations still scroll inside their boxes, with the cue."""
+    wide = [w for w in _layout(page_path, "phone", server, browser)["wide"]
+            if w["what"].startswith(("div.math", "mjx-container"))]
+    report = "\n".join(f"  {w['what']}: {w['scroll']} px in {w['client']} px" for w in wide)
+    assert not wide, (f"{page_path} at {WIDTHS['phone']} px: {len(wide)} equations wider than "
+                      f"the column (mark where they break with %brk):\n{report}")
