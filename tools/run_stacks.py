@@ -144,7 +144,8 @@ def third_run(data, seed, rate, checkpoints=CHECKPOINTS, nudge=0.0):
     two = DBN([first, second])
     states2, weights2 = deep.aggregated_posterior(second, states1, weights1)
     third = second.transpose()
-    out = {"two_layers": deep.log_likelihood(two, data),
+    out = {"first": exact.log_likelihood(first, data),
+           "two_layers": deep.log_likelihood(two, data),
            "two_layer_bound": float(deep.greedy_bound(two, data).mean()),
            "log_likelihood": [], "bound": [], "bound_two_levels": []}
     done = 0
