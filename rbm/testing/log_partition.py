@@ -128,7 +128,7 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
     ----------
     estimate : callable
         ``estimate(rng) -> float``: one estimate of :math:`\log Z` of `model`.
-    model : RBM, tuple, or a stack of RBMs
+    model : RBM, tuple, DBM or DBN
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`); or an
         :class:`rbm.deep.DBM` or :class:`rbm.deep.DBN` (exact :math:`\log Z` by
         :func:`rbm.deep.log_partition`), e.g. for :func:`rbm.deep.ais_log_partition`.

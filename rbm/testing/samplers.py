@@ -246,7 +246,7 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
         `n_chains` independent copies of the sampler (from any start it
         chooses) for `n_steps` steps and returns the visible state each ends
         in (of the :math:`\beta = 1` replica).
-    model : RBM, tuple, or a stack of RBMs
+    model : RBM, tuple, DBM or DBN
         An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`); or an
         :class:`rbm.deep.DBM` or :class:`rbm.deep.DBN` of such layers, whose exact
         :math:`p(v)` is :func:`rbm.deep.log_prob` (a DBM's block-Gibbs sampler, say).
