@@ -222,36 +222,34 @@ def main(output=OUTPUT, *parts):
             print(f"wrote {path} in {time.process_time() - start:.0f} CPU s", flush=True)
 
 
-def third():
+def grid(label, names, rates, run_one, nudged_rate):
+    """Cells of ``run_one(name, seed, rate, nudge)`` over `names`, ``SEEDS`` and `rates`, and
+    for each name seed 0 at `nudged_rate` again with the nudge ``NUDGE``."""
     cells = []
-    for name in THIRD_DATA_SETS:
-        data = data_set(name)
+    for name in names:
         for seed in SEEDS:
-            for rate in RATES:
-                cell = {"data_set": name, "seed": seed, "rate": rate, "nudge": 0.0}
-                cell.update(third_run(data, seed, rate))
-                cells.append(cell)
-            print(f"third layer, {name}, seed {seed}", flush=True)
-        cell = {"data_set": name, "seed": 0, "rate": 0.1, "nudge": NUDGE}
-        cell.update(third_run(data, 0, 0.1, nudge=NUDGE))
-        cells.append(cell)
+            for rate in rates:
+                cells.append({"data_set": name, "seed": seed, "rate": rate, "nudge": 0.0,
+                              **run_one(name, seed, rate, 0.0)})
+            print(f"{label}, {name}, seed {seed}", flush=True)
+        cells.append({"data_set": name, "seed": 0, "rate": nudged_rate, "nudge": NUDGE,
+                      **run_one(name, 0, nudged_rate, NUDGE)})
+    return cells
+
+
+def third():
+    cells = grid("third layer", THIRD_DATA_SETS, RATES,
+                 lambda name, seed, rate, nudge: third_run(data_set(name), seed, rate,
+                                                           nudge=nudge), 0.1)
     return {"data_sets": list(THIRD_DATA_SETS), "seeds": list(SEEDS), "rates": list(RATES),
             "n1": THIRD_N1, "second_rate": SECOND_RATE, "second_steps": SECOND_STEPS,
             "checkpoints": list(CHECKPOINTS), "cells": cells}
 
 
 def dbm():
-    cells = []
-    for name in DBM_DATA_SETS:
-        for seed in SEEDS:
-            for rate in DBM_RATES:
-                cell = {"data_set": name, "seed": seed, "rate": rate, "nudge": 0.0}
-                cell.update(dbm_run(name, seed, rate))
-                cells.append(cell)
-            print(f"DBM, {name}, seed {seed}", flush=True)
-        cell = {"data_set": name, "seed": 0, "rate": DBM_RATES[1], "nudge": NUDGE}
-        cell.update(dbm_run(name, 0, DBM_RATES[1], nudge=NUDGE))
-        cells.append(cell)
+    cells = grid("DBM", DBM_DATA_SETS, DBM_RATES,
+                 lambda name, seed, rate, nudge: dbm_run(name, seed, rate, nudge=nudge),
+                 DBM_RATES[1])
     return {"data_sets": {k: list(v) for k, v in DBM_DATA_SETS.items()},
             "seeds": list(SEEDS), "rates": list(DBM_RATES),
             "pretrain_rate": PRETRAIN_RATE, "pretrain_steps": PRETRAIN_STEPS,
