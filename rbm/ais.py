@@ -83,6 +83,7 @@ __all__ = [
     "exact_weight_moments",
     "ais_log_partition",
     "reverse_ais_log_partition",
+    "inverse_temperatures",
 ]
 
 # Salakhutdinov & Murray's schedule: 500 steps on [0, 0.5], 4,000 on
@@ -509,7 +510,7 @@ def exact_weight_moments(model, betas, *, base_biases=None, transitions=None):
         raise ValueError(f"exact_weight_moments holds distributions over all visible states; "
                          f"n_visible must be at most {MAX_TRANSITION_BITS} (bits of states), "
                          f"got {model.n_visible} ({n_bits:g} bits)")
-    betas = _check_betas(betas)
+    betas = inverse_temperatures(betas)
     base_v, _ = base_layers(model, base_biases=base_biases)
     n_steps = len(betas) - 1
     n_states = model.visible.n_states ** model.n_visible
@@ -619,7 +620,7 @@ def ais_log_partition(model, *, n_runs=100, betas=_PAPER_STEPS, rng, data=None,
     n_runs = check_positive_int(n_runs, "n_runs", minimum=2)
     check_array_size(n_runs * max(model.n_visible, model.n_hidden),
                      f"n_runs={n_runs} chains of {max(model.n_visible, model.n_hidden)} units")
-    betas = _check_betas(betas)
+    betas = inverse_temperatures(betas)
     rng = check_rng(rng)
     if not model.is_binary:
         base_v, base_h = base_layers(model, data=data, base_biases=base_biases)
@@ -703,7 +704,7 @@ def reverse_ais_log_partition(model, v_init, *, betas=_PAPER_STEPS, rng, data=No
     v, _ = model.visible.check_states(v_init, "v_init", allow_1d=False)
     if v.shape[0] < 2:
         raise ValueError(f"v_init must have at least 2 rows (one per run), got {v.shape[0]}")
-    betas = _check_betas(betas)
+    betas = inverse_temperatures(betas)
     rng = check_rng(rng)
     if not model.is_binary:
         base_v, base_h = base_layers(model, data=data, base_biases=base_biases)
@@ -752,8 +753,23 @@ def _anneal(model, b_A, betas, v, rng):
     return log_weights, v
 
 
-def _check_betas(betas):
-    """An int count (via :func:`default_betas`) or a valid schedule, as a float array."""
+def inverse_temperatures(betas):
+    """The schedule `betas` checked: an int K gives :func:`default_betas` ``(K)``; an array must
+    rise strictly from exactly 0 to exactly 1.
+
+    Parameters
+    ----------
+    betas : int or array_like of shape (K + 1,)
+
+    Returns
+    -------
+    ndarray of shape (K + 1,)
+
+    Examples
+    --------
+    >>> inverse_temperatures([0, 0.5, 1]).tolist()
+    [0.0, 0.5, 1.0]
+    """
     if isinstance(betas, numbers.Integral) and not isinstance(betas, bool):
         count = check_positive_int(betas, "betas")
         check_array_size(count + 1, f"betas={count}")

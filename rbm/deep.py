@@ -41,11 +41,12 @@ number of threads.
 
 import numpy as np
 
-from rbm import exact
+from rbm import ais, exact
 from rbm._enumeration import CHUNK_ELEMENTS, one_blas_thread
 from rbm._validation import (
     MAX_DENSE_BITS,
     as_float_array,
+    check_binary,
     check_enumeration_size,
     check_finite_parameter,
     check_positive_float,
@@ -58,7 +59,8 @@ from rbm.model import RBM, check_model
 __all__ = ["MAX_DEEP_BITS", "DBN", "DBM", "log_partition", "log_prob", "log_likelihood",
            "posterior_means", "greedy_bound", "mean_field", "mean_field_bound", "sample",
            "gibbs_sweeps", "statistics", "gradient", "mean_field_statistics",
-           "aggregated_posterior", "fit_exact"]
+           "aggregated_posterior", "fit_exact", "sample_statistics", "pretrain_dbm",
+           "fit_mean_field_pcd", "ais_log_partition"]
 
 #: Enumerations of more than ``2**MAX_DEEP_BITS`` states (the first hidden layer of a DBN,
 #: the odd layers of a DBM) are refused.
@@ -620,12 +622,8 @@ def log_likelihood(model, data):
 
 def posterior_means(model, v):
     r"""Exact :math:`\mathbb E[h_1 \mid v]` of the first hidden layer (for {0,1} units, the
-    probabilities :math:`p(h_{1j} = 1 \mid v)`), by enumeration.
-
-    Parameters
-    ----------
-    model : DBN or DBM
-    v : array_like of shape (n_visible,) or (n_samples, n_visible)
+    probabilities :math:`p(h_{1j} = 1 \mid v)`), by enumeration; `model` and `v` as in
+    :func:`log_prob`.
 
     Returns
     -------
@@ -771,15 +769,19 @@ def gibbs_sweeps(model, states, n_steps, *, rng):
     xs = [x.copy() for x in model.check_layer_states(states)]
     n_steps = check_positive_int(n_steps, "n_steps", minimum=0)
     rng = check_rng(rng)
-    L = len(model.layers)
     with one_blas_thread():
         stats = [layer.statistic(x) for layer, x in zip(model.layers, xs)]
         for _ in range(n_steps):
-            for parity in (0, 1):
-                for k in range(parity, L, 2):
-                    xs[k] = model.layers[k].sample(model.input_to(k, stats), rng=rng)
-                    stats[k] = model.layers[k].statistic(xs[k])
+            _sweep(model, xs, stats, rng)
     return xs
+
+
+def _sweep(model, xs, stats, rng):
+    """One block-Gibbs sweep in place: the even layers given the odd ones, then the odd ones."""
+    for parity in (0, 1):
+        for k in range(parity, len(model.layers), 2):
+            xs[k] = model.layers[k].sample(model.input_to(k, stats), rng=rng)
+            stats[k] = model.layers[k].statistic(xs[k])
 
 
 def sample(model, n_samples, *, rng, n_steps=1000):
@@ -906,16 +908,43 @@ def mean_field_statistics(model, data, *, n_steps=100, tol=1e-10):
     V, _ = model.layers[0].check_states(data, "data", allow_1d=False)
     J = mean_field(model, V, n_steps=n_steps, tol=tol)
     with one_blas_thread():
-        mu = [model.layers[0].statistic(V)] + [model.layers[k].mean_statistic(x)
-                                               for k, x in enumerate(J, start=1)]
-        n = len(V)
-        return {"weights": [mu[k].T @ mu[k + 1] / n for k in range(len(mu) - 1)],
-                "biases": [m.mean(axis=0) for m in mu]}
+        return _moments([model.layers[0].statistic(V)] + [model.layers[k].mean_statistic(x)
+                                                          for k, x in enumerate(J, start=1)])
+
+
+def _moments(stats):
+    r""":math:`\langle s_k s_{k+1}^\top\rangle` and :math:`\langle s_k\rangle` over the rows of
+    per-layer statistics (or means)."""
+    n = len(stats[0])
+    return {"weights": [stats[k].T @ stats[k + 1] / n for k in range(len(stats) - 1)],
+            "biases": [x.mean(axis=0) for x in stats]}
+
+
+def sample_statistics(model, states):
+    r"""The moments :math:`\langle s_k s_{k+1}^\top\rangle`, :math:`\langle s_k\rangle` of
+    sampled states of every layer (persistent chains, say), averaged over the rows.
+
+    Parameters
+    ----------
+    model : DBM
+    states : list of array_like
+        One array of shape (n_chains, n_k) per layer.
+
+    Returns
+    -------
+    dict
+        As :func:`statistics`: the negative phase that the chains estimate.
+    """
+    if not isinstance(model, DBM):
+        raise TypeError(f"model must be an rbm.deep.DBM, got {type(model).__name__}")
+    xs = model.check_layer_states(states)
+    with one_blas_thread():
+        return _moments([layer.statistic(x) for layer, x in zip(model.layers, xs)])
 
 
 # -- greedy training ------------------------------------------------------------------
 
-def aggregated_posterior(model, data):
+def aggregated_posterior(model, data, weights=None):
     r"""Every hidden state of an RBM and its weight :math:`\bar Q(h) = \frac1N\sum_n
     Q(h\mid v_n)` under the factorial posterior, averaged over the rows of `data`.
 
@@ -928,6 +957,10 @@ def aggregated_posterior(model, data):
     model : RBM
         With a discrete hidden layer of at most ``MAX_DEEP_BITS`` bits.
     data : array_like of shape (n_samples, n_visible)
+    weights : array_like of shape (n_samples,), optional
+        Of the rows, non-negative and summing to 1 (uniform by default): the aggregated
+        posterior of a weighted data set, such as another RBM's aggregated posterior (a
+        third layer's data).
 
     Returns
     -------
@@ -935,19 +968,30 @@ def aggregated_posterior(model, data):
     """
     check_model(model)
     V, _ = model.visible.check_states(data, "data", allow_1d=False)
+    w = _row_weights(weights, len(V))
     _require_enumerable([model.hidden], "the aggregated posterior")
     n = model.hidden.n_states ** model.n_hidden
     J = model.input_hidden(V)
     A = model.hidden.log_normaliser(J)
-    weights = np.empty(n)
+    out = np.empty(n)
     rows = _block_rows(len(V) + model.n_hidden)
     with one_blas_thread():
         for start in range(0, n, rows):
             H = model.hidden.states(start, min(start + rows, n))
             log_q = (J @ model.hidden.statistic(H).T - model.hidden.energy(H)[None, :]
                      - A[:, None])
-            weights[start:start + len(H)] = np.exp(log_q).mean(axis=0)
-    return model.hidden.states(0, n), weights
+            out[start:start + len(H)] = w @ np.exp(log_q)
+    return model.hidden.states(0, n), out
+
+
+def _row_weights(weights, n):
+    """Checked weights of `n` rows (non-negative, summing to 1), uniform when None."""
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = as_float_array(weights, "weights")
+    if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or abs(w.sum() - 1) > 1e-9:
+        raise ValueError(f"weights must be {n} non-negative numbers summing to 1")
+    return w
 
 
 def fit_exact(model, states, weights=None, *, learning_rate, n_steps):
@@ -980,21 +1024,232 @@ def fit_exact(model, states, weights=None, *, learning_rate, n_steps):
         raise ValueError(f"states must have shape (n_rows, {model.n_visible}), got {X.shape}")
     if not (np.isfinite(X).all() and (X >= 0).all() and (X <= 1).all()):
         raise ValueError("states must lie in [0, 1]")
-    if weights is None:
-        w = np.full(len(X), 1.0 / len(X))
-    else:
-        w = as_float_array(weights, "weights")
-        if w.shape != (len(X),) or not np.isfinite(w).all() or (w < 0).any() \
-                or abs(w.sum() - 1.0) > 1e-9:
-            raise ValueError(f"weights must be {len(X)} non-negative numbers summing to 1")
+    w = _row_weights(weights, len(X))
     learning_rate = check_positive_float(learning_rate, "learning_rate")
     n_steps = check_positive_int(n_steps, "n_steps", minimum=0)
+    return _ascend(model, X, w, learning_rate, n_steps)
+
+
+def _doubled(model, copies):
+    """The RBM with two tied copies of one layer ("visible" or "hidden"), or `model` itself."""
+    if copies == "visible":
+        return RBM(np.vstack([model.W, model.W]), np.concatenate([model.b, model.b]), model.c)
+    if copies == "hidden":
+        return RBM(np.hstack([model.W, model.W]), model.b, np.concatenate([model.c, model.c]))
+    return model
+
+
+def _ascend(model, X, w, learning_rate, n_steps, copies=None):
+    r"""`n_steps` of exact full-batch ascent on :math:`\sum_n w_n \log p(x_n)`; with `copies`,
+    of the RBM with that layer doubled and tied (its gradient summed over the two copies)."""
     out = model.copy()
+    n_v, n_h = model.W.shape
     with one_blas_thread():
         for _ in range(n_steps):
-            P = out.hidden.mean_statistic(out.input_hidden(X))
-            neg = exact.model_expectations(out, n_threads=1)
-            out.W += learning_rate * ((X * w[:, None]).T @ P - neg.vh)
-            out.b += learning_rate * (w @ X - neg.v)
-            out.c += learning_rate * (w @ P - neg.h)
+            big = _doubled(out, copies)
+            P = big.hidden.mean_statistic(big.input_hidden(X))
+            neg = exact.model_expectations(big, n_threads=1)
+            dW, db, dc = (X * w[:, None]).T @ P - neg.vh, w @ X - neg.v, w @ P - neg.h
+            if copies == "visible":
+                dW, db = dW[:n_v] + dW[n_v:], db[:n_v] + db[n_v:]
+            elif copies == "hidden":
+                dW, dc = dW[:, :n_h] + dW[:, n_h:], dc[:n_h] + dc[n_h:]
+            out.W += learning_rate * dW
+            out.b += learning_rate * db
+            out.c += learning_rate * dc
     return out.check("the trained model")
+
+
+# -- a DBM trained as Salakhutdinov & Hinton (2009) --------------------------------------
+
+def pretrain_dbm(data, n_hidden, *, learning_rate, n_steps, rng, scale=0.01):
+    r"""A {0,1} DBM of two hidden layers, pretrained greedily with doubled weights.
+
+    As Salakhutdinov & Hinton (2009, section 3.1) describe: the first RBM sees its input
+    twice, :math:`p(h_{1j} = 1 \mid \bv) = \sigma(c_j + 2\sum_i W^{(1)}_{ij} v_i)`, and the
+    second RBM, over :math:`\bh^{(1)}` and :math:`\bh^{(2)}`, has its hidden layer twice,
+    :math:`p(h_{1j} = 1 \mid \bh^{(2)}) = \sigma(b_j + 2\sum_m W^{(2)}_{jm} h_{2m})`; in the
+    DBM each of :math:`\bh^{(1)}`'s two neighbours then gives about half its input.  Each is
+    the RBM with two tied copies of the doubled layer, trained here by full-batch ascent on its
+    exact gradient (the paper uses contrastive divergence): the first on the data (both
+    copies equal to it), the second on the first one's aggregated posterior
+    (:func:`aggregated_posterior`, every state of :math:`\bh^{(1)}` weighted exactly).  The
+    DBM takes both weight matrices as they are, the visible biases of the first RBM, the
+    hidden biases of the second, and for :math:`\bh^{(1)}` the mean of the two biases it has
+    in the two RBMs (a choice of ours: the paper does not say).
+
+    Parameters
+    ----------
+    data : array_like of shape (n_samples, n_visible)
+        {0,1} rows.
+    n_hidden : (int, int)
+        Units of :math:`\bh^{(1)}` (at most ``MAX_DEEP_BITS``) and :math:`\bh^{(2)}`.
+    learning_rate : float
+    n_steps : int
+        Steps of each of the two RBMs.
+    rng : numpy.random.Generator or int
+        Draws the starting weights, N(0, scale²).
+    scale : float, default 0.01
+
+    Returns
+    -------
+    DBM
+
+    Examples
+    --------
+    >>> dbm = pretrain_dbm(np.eye(4), (3, 2), learning_rate=0.1, n_steps=5, rng=0)
+    >>> dbm.sizes
+    (4, 3, 2)
+    """
+    arr = as_float_array(data, "data")
+    V, _ = check_binary(arr, "data", arr.shape[-1] if arr.ndim == 2 else 0, allow_1d=False)
+    if not hasattr(n_hidden, "__len__") or len(n_hidden) != 2:
+        raise ValueError(f"n_hidden must be two sizes (n_1, n_2), got {n_hidden!r}")
+    n1, n2 = (check_positive_int(n, f"n_hidden[{k}]") for k, n in enumerate(n_hidden))
+    _require_enumerable([Binary(np.zeros(n1))], "pretraining (the aggregated posterior of h1)")
+    learning_rate = check_positive_float(learning_rate, "learning_rate")
+    n_steps = check_positive_int(n_steps, "n_steps", minimum=0)
+    scale = check_positive_float(scale, "scale", allow_zero=True)
+    rng = check_rng(rng)
+    twice = np.hstack([V, V])
+    first = _ascend(RBM.random(V.shape[1], n1, scale=scale, rng=rng), twice,
+                    _row_weights(None, len(V)), learning_rate, n_steps, copies="visible")
+    states, weights = aggregated_posterior(_doubled(first, "visible"), twice)
+    second = _ascend(RBM.random(n1, n2, scale=scale, rng=rng), states, weights, learning_rate,
+                     n_steps, copies="hidden")
+    return DBM([first.W, second.W], [first.b, (first.c + second.b) / 2.0, second.c])
+
+
+def fit_mean_field_pcd(model, data, chains, *, learning_rate, n_steps, rng, n_sweeps=1,
+                       mf_steps=100):
+    r"""Train a DBM as Salakhutdinov & Hinton (2009): mean-field data term, persistent chains.
+
+    Each step ascends
+
+    .. math::
+        \Delta W_k = \eta\big(\langle \mu_k \mu_{k+1}^\top\rangle_\text{data}
+        - \langle s_k s_{k+1}^\top\rangle_\text{chains}\big)
+
+    (and the biases alike), with :math:`\mu` the mean-field means of every row of `data`
+    (:func:`mean_field_statistics`, `mf_steps` sweeps at most) and the chains' states moved
+    by `n_sweeps` block-Gibbs sweeps of the current model (:func:`gibbs_sweeps`) before
+    their moments are taken (:func:`sample_statistics`).  Full batch, constant rate.
+
+    Parameters
+    ----------
+    model : DBM
+        Of {0,1} or ±1 layers; a trained copy is returned.
+    data : array_like of shape (n_samples, n_visible)
+    chains : list of array_like
+        The persistent chains: one array of shape (n_chains, n_k) per layer (copied).
+    learning_rate : float
+    n_steps : int
+    rng : numpy.random.Generator or int
+    n_sweeps : int, default 1
+    mf_steps : int, default 100
+
+    Returns
+    -------
+    (DBM, list of ndarray)
+        The trained model and the chains' last states.
+    """
+    if not isinstance(model, DBM):
+        raise TypeError(f"model must be an rbm.deep.DBM, got {type(model).__name__}")
+    _two_state(model.check("model"), "fit_mean_field_pcd")
+    V, _ = model.layers[0].check_states(data, "data", allow_1d=False)
+    xs = [x.copy() for x in model.check_layer_states(chains, "chains")]
+    learning_rate = check_positive_float(learning_rate, "learning_rate")
+    n_steps = check_positive_int(n_steps, "n_steps", minimum=0)
+    n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
+    mf_steps = check_positive_int(mf_steps, "mf_steps")
+    rng = check_rng(rng)
+    out = model.copy()
+    for _ in range(n_steps):
+        pos = mean_field_statistics(out, V, n_steps=mf_steps)
+        with one_blas_thread():
+            stats = [layer.statistic(x) for layer, x in zip(out.layers, xs)]
+            for _ in range(n_sweeps):
+                _sweep(out, xs, stats, rng)
+            neg = _moments(stats)
+        for k, W in enumerate(out.weights):
+            W += learning_rate * (pos["weights"][k] - neg["weights"][k])
+        for k, layer in enumerate(out.layers):
+            layer.bias += learning_rate * (pos["biases"][k] - neg["biases"][k])
+    return out.check("the trained model"), xs
+
+
+def _tempered(model, base, beta):
+    """The DBM of weights beta W and layers of energy (1 - beta) E_base + beta E."""
+    return DBM([beta * W for W in model.weights],
+               [layer.anneal(b, beta) for layer, b in zip(model.layers, base)])
+
+
+def _odd_log_marginal(model, xs):
+    r"""Per row: :math:`\log` of the unnormalised marginal of the odd layers' states
+    (the even layers summed in closed form)."""
+    return _dbm_log_weights(model, {k: xs[k] for k in _odd(model)}, skip_visible=False)[0]
+
+
+def ais_log_partition(model, *, n_runs=100, betas=14500, rng):
+    r"""Estimate :math:`\log Z` of a DBM by annealed importance sampling.
+
+    As Salakhutdinov & Murray (2008) anneal an RBM, and Salakhutdinov & Hinton (2009) a
+    DBM: from the base model of independent units (``layer.base()``: uniform {0,1} units,
+    no weights) through the DBMs with weights :math:`\beta_k W` and layer energies
+    :math:`(1-\beta_k)E_\text{base} + \beta_k E`.  The even layers (the visible one among
+    them) are summed out in closed form, so each run's weight is a product of ratios of
+    the marginals :math:`p_k^*` of the odd layers' states,
+
+    .. math::
+        \log w = \sum_{k=1}^{K}\big[\log p_k^*(x^\text{odd}_k)
+        - \log p_{k-1}^*(x^\text{odd}_k)\big],
+
+    and one block-Gibbs sweep at :math:`\beta_k` (which leaves :math:`p_k` and so its
+    marginal invariant) moves the states between temperatures.  :math:`\hat Z` is unbiased
+    for :math:`Z`; :math:`\log\hat Z` is low in expectation.  The layers of
+    :mod:`rbm.ais` (:func:`rbm.ais.inverse_temperatures`, :func:`rbm.ais.log_mean_weight`,
+    :class:`rbm.ais.AISResult`) are shared.
+
+    Parameters
+    ----------
+    model : DBM
+    n_runs : int, default 100
+        At least 2.
+    betas : int or array_like, default 14500
+        As in :func:`rbm.ais.ais_log_partition` (an int K: the paper's schedule in K steps).
+    rng : numpy.random.Generator or int
+
+    Returns
+    -------
+    rbm.ais.AISResult
+        ``final_states`` are the runs' visible states.
+
+    Examples
+    --------
+    >>> dbm = DBM.random((4, 3, 2), scale=1.0, rng=0)
+    >>> result = ais_log_partition(dbm, n_runs=200, betas=300, rng=1)
+    >>> bool(abs(result.log_z - log_partition(dbm)) < 4 * result.std_error)
+    True
+    """
+    if not isinstance(model, DBM):
+        raise TypeError(f"model must be an rbm.deep.DBM, got {type(model).__name__}")
+    model.check("model")
+    n_runs = check_positive_int(n_runs, "n_runs", minimum=2)
+    betas = ais.inverse_temperatures(betas)
+    rng = check_rng(rng)
+    base = [layer.base() for layer in model.layers]
+    log_z_base = sum(float(b.log_normaliser(np.zeros((1,) + b.shape))[0]) for b in base)
+    xs = [b.sample(np.zeros((n_runs,) + b.shape), rng=rng) for b in base]
+    log_w = np.zeros(n_runs)
+    with one_blas_thread():
+        previous = _tempered(model, base, betas[0])
+        for m in range(1, len(betas)):
+            current = _tempered(model, base, betas[m])
+            log_w += _odd_log_marginal(current, xs) - _odd_log_marginal(previous, xs)
+            if m < len(betas) - 1:
+                _sweep(current, xs, [layer.statistic(x) for layer, x in
+                                     zip(current.layers, xs)], rng)
+            previous = current
+    log_mean, std_error = ais.log_mean_weight(log_w)
+    return ais.AISResult(log_z=log_z_base + log_mean, std_error=std_error, log_weights=log_w,
+                         log_z_base=log_z_base, final_states=xs[0])

@@ -303,3 +303,88 @@ def test_mean_field_statistics_differ_from_the_exact_data_term():
     np.testing.assert_allclose(mf["weights"][0], ex["weights"][0], atol=0.5)
     assert np.abs(mf["weights"][1] - ex["weights"][1]).max() > 1e-3  # a biased data term
     assert np.array_equal(mf["biases"][0], ex["biases"][0])
+
+
+# -- a DBM trained as Salakhutdinov & Hinton (2009) ------------------------------------
+
+def test_pretraining_composes_the_doubled_rbms_and_their_conditionals():
+    """The first RBM's doubled-input conditional is the two-copy RBM's p(h1 | v, v), and the
+    DBM takes both weight matrices and the mean of h1's two biases."""
+    data = bars_and_stripes(2)
+    dbm = deep.pretrain_dbm(data, (3, 2), learning_rate=0.2, n_steps=50, rng=7)
+    assert dbm.sizes == (4, 3, 2)
+    # the same ascent again through its parts: the doubled first RBM trained alone
+    rng = np.random.default_rng(7)
+    start = RBM.random(4, 3, scale=0.01, rng=rng)
+    twice = RBM(np.vstack([start.W, start.W]), np.concatenate([start.b, start.b]), start.c)
+    for _ in range(50):
+        g = exact.gradient(twice, np.hstack([data, data]))
+        dW, db = g.W[:4] + g.W[4:], g.b[:4] + g.b[4:]
+        start.W += 0.2 * dW
+        start.b += 0.2 * db
+        start.c += 0.2 * g.c
+        twice = RBM(np.vstack([start.W, start.W]), np.concatenate([start.b, start.b]), start.c)
+    assert dbm.weights[0] == pytest.approx(start.W, abs=1e-10)
+    assert dbm.layers[0].bias == pytest.approx(start.b, abs=1e-10)
+    assert twice.mean_h_given_v(np.hstack([data, data])) == pytest.approx(
+        1 / (1 + np.exp(-(start.c + 2 * data @ start.W))), abs=1e-12)
+
+
+def test_mean_field_pcd_steps_are_the_mean_field_data_term_minus_the_chains_moments():
+    data = bars_and_stripes(2)
+    dbm = DBM.random((4, 3, 2), scale=0.5, bias_scale=0.3, rng=8)
+    chains = [layer.random_states(7, rng=np.random.default_rng(0)) for layer in dbm.layers]
+    trained, moved = deep.fit_mean_field_pcd(dbm, data, chains, learning_rate=0.1, n_steps=1,
+                                             rng=np.random.default_rng(1))
+    swept = deep.gibbs_sweeps(dbm, chains, 1, rng=np.random.default_rng(1))
+    assert all(np.array_equal(a, b) for a, b in zip(moved, swept))
+    pos, neg = deep.mean_field_statistics(dbm, data), deep.sample_statistics(dbm, swept)
+    for k in range(2):
+        assert trained.weights[k] == pytest.approx(
+            dbm.weights[k] + 0.1 * (pos["weights"][k] - neg["weights"][k]), abs=1e-12)
+    for k in range(3):
+        assert trained.layers[k].bias == pytest.approx(
+            dbm.layers[k].bias + 0.1 * (pos["biases"][k] - neg["biases"][k]), abs=1e-12)
+    assert neg["weights"][1] == pytest.approx(swept[1].T @ swept[2] / 7, abs=1e-12)
+
+
+def test_aggregated_posterior_of_weighted_rows_is_their_weighted_mean():
+    first = RBM.random(3, 2, scale=1.0, rng=9)
+    V, w = bits(3), np.random.default_rng(2).dirichlet(np.ones(8))
+    H, q = deep.aggregated_posterior(first, V, w)
+    post = np.array([[np.prod(np.where(h == 1, p, 1 - p)) for h in H]
+                     for p in first.mean_h_given_v(V)])
+    assert q == pytest.approx(w @ post, abs=1e-12)
+
+
+@pytest.mark.parametrize("sizes, seed", [((3, 4, 2), 11), ((2, 3, 2, 2), 12)])
+def test_ais_for_a_dbm_is_unbiased_for_z(sizes, seed):
+    """E[Z_hat]/Z = 1: 300 estimates of 20 runs each, their mean ratio within 4 standard
+    errors of 1 (seeded), and the log-mean-weight estimate within 4 of its own errors."""
+    dbm = DBM.random(sizes, scale=1.0, bias_scale=0.5, rng=seed)
+    log_z = deep.log_partition(dbm)
+    rng = np.random.default_rng(seed)
+    ratios = np.exp([deep.ais_log_partition(dbm, n_runs=20, betas=30, rng=rng).log_z - log_z
+                     for _ in range(300)])
+    assert abs(ratios.mean() - 1) < 4 * ratios.std(ddof=1) / np.sqrt(300)
+    big = deep.ais_log_partition(dbm, n_runs=2000, betas=200, rng=rng)
+    assert abs(big.log_z - log_z) < 4 * big.std_error
+
+
+def test_ais_and_training_refuse_bad_input_by_name():
+    dbm = DBM.random((3, 2, 2), rng=0)
+    with pytest.raises(ValueError, match="n_runs"):
+        deep.ais_log_partition(dbm, n_runs=1, rng=0)
+    with pytest.raises(ValueError, match="betas"):
+        deep.ais_log_partition(dbm, betas=[0.0, 0.7, 0.5, 1.0], rng=0)
+    with pytest.raises(TypeError, match="DBM"):
+        deep.ais_log_partition(RBM.random(3, 2, rng=0), rng=0)
+    with pytest.raises(ValueError, match="n_hidden"):
+        deep.pretrain_dbm(np.eye(3), (2,), learning_rate=0.1, n_steps=1, rng=0)
+    with pytest.raises(ValueError, match="data"):
+        deep.pretrain_dbm([[0.5, 1.0]], (2, 2), learning_rate=0.1, n_steps=1, rng=0)
+    with pytest.raises(ValueError, match="chains"):
+        deep.fit_mean_field_pcd(dbm, np.eye(3), [np.zeros((2, 3))], learning_rate=0.1,
+                                n_steps=1, rng=0)
+    with pytest.raises(ValueError, match="weights"):
+        deep.aggregated_posterior(RBM.random(3, 2, rng=0), np.eye(3), [0.5, 0.5, 0.5])

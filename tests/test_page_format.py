@@ -56,6 +56,9 @@ GLUED_CHAPTERS = {
     "stacks_of_rbms": [
         "rate 0.2", "rate 0.1", "rates 0.03, 0.1 and 0.3", "rates 0.03 and 0.1",
         "rate 0.3",                # the settings of the greedy runs
+        "rates 0.03 to 0.3",       # the third layer's runs
+        "rates 0.01, 0.03 and 0.1", "rate 0.01",   # the DBM runs
+        "section 3.1",             # a citation
         "s.d. 1.5", "s.d. 0.5",    # the brute-force models
         "level 0.01",              # the samplers' tests
         "between 1 % and 20 %",    # chk-stacks-mean-field-gradient

@@ -91,13 +91,22 @@ parallel tempering) against the exact :math:`p(v)`;
 :func:`check_persistent_estimator` drives a stateful estimator object
 across calls, short batches included; :func:`centred_gradient` gives the
 target of a centred estimator (Melchior et al. 2016).
+
+**Stacks of RBMs.**  :func:`check_stationary_law` and
+:func:`check_log_partition_estimator` also take an :class:`rbm.deep.DBM` or
+:class:`rbm.deep.DBN` (exact :math:`p(v)` and :math:`\log Z` by
+:mod:`rbm.deep`'s enumeration): a DBM's block-Gibbs sampler, AIS for a DBM;
+:func:`check_gradient_estimator` takes a DBM with ``target="exact"``
+(:func:`rbm.deep.gradient`, as a Gradient by :func:`network_gradient`) and
+names the mean-field data term of Salakhutdinov & Hinton (2009) when an
+estimate's mean matches it.
 """
 
 from rbm.testing._shared import MAX_BITS, MIN_MEAN_DRAWS, SIZING_Z, as_model
 from rbm.testing.power import (failure_rate, draws_needed, binomial_power, binomial_draws_needed,
                                t_test_level)
 from rbm.testing.results import CheckResult, CheckFailed
-from rbm.testing.gradients import expected_pcd_gradient, centred_gradient
+from rbm.testing.gradients import expected_pcd_gradient, centred_gradient, network_gradient
 from rbm.testing.samplers import check_sampler, check_gibbs_step, check_stationary_law
 from rbm.testing.exact_values import (check_conditionals, check_free_energy, check_log_likelihood,
                                       check_pseudo_likelihood, check_joint_energy)
@@ -118,8 +127,8 @@ __all__ = ["MAX_BITS", "MIN_MEAN_DRAWS", "SIZING_Z", "CheckResult", "CheckFailed
            "t_test_level", "check_conditionals", "check_sampler", "check_gibbs_step",
            "check_stationary_law", "check_free_energy", "check_log_partition",
            "check_log_partition_estimator", "check_log_likelihood", "check_pseudo_likelihood",
-           "expected_pcd_gradient", "centred_gradient", "check_gradient_estimator",
-           "check_training_step", "check_persistent_estimator", "check_joint_energy",
+           "expected_pcd_gradient", "centred_gradient", "network_gradient",
+           "check_gradient_estimator", "check_training_step", "check_persistent_estimator", "check_joint_energy",
            "free_energy_from_energy", "PROVIDES", "SuiteReport", "SuiteRow",
            "check_implementation", "parametrize_with_checks"]
 

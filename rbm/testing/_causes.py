@@ -8,9 +8,11 @@ from rbm import exact, transition
 from rbm.model import RBM, Gradient
 
 from rbm._kernels import row_statistics
-from rbm.testing._shared import all_states, binomial_tests, compare, joint_probabilities
+from rbm import deep
+from rbm.testing._shared import (all_states, binomial_tests, compare, is_network,
+                                 joint_probabilities)
 from rbm.testing.results import recorded
-from rbm.testing.gradients import centred_gradient
+from rbm.testing.gradients import centred_gradient, network_gradient
 from rbm.testing._probes import (FLOAT32_TEXT, binomial_separation, fit_beta, name_candidate,
                                  no_cause, tempered)
 
@@ -148,6 +150,18 @@ def transition_fits(model, k):
              "temperature T = {T:.4g}", lambda b: law(b, False, True)),
             ("the chain with p(h | v) at inverse temperature {beta:.4g}", "p(h | v) is drawn at "
              "temperature T = {T:.4g}", lambda b: law(b, True, False))]
+
+
+def network_candidates(model, V):
+    """(what, cause, law of v) of a stack's known slips: its lowest RBM alone."""
+    if isinstance(model, deep.DBN):
+        lowest, cause = model.rbms[0], ("your sampler draws from the first RBM alone: the top "
+                                        "RBM's prior over h1 is left out")
+    else:
+        lowest = RBM(model.weights[0], model.layers[0], model.layers[1])
+        cause = ("your sampler draws from the RBM of the first two layers: the layers above "
+                 "are left out")
+    return [("the first RBM's p(v)", cause, np.exp(exact.log_prob(lowest, V))[None, :])]
 
 
 def stationary_diagnosis(model, counts, n_chains, alpha, reach, power=0.99):
@@ -306,7 +320,7 @@ def free_energy_terms(model, V):
 
 def overflow_cause(values, model):
     """A sentence naming the overflows the model's inputs can cause, if `values` are not finite."""
-    if np.isfinite(values).all():
+    if np.isfinite(values).all() or is_network(model):
         return ""
     V = all_states(model.visible)
     inputs = float(np.max(np.abs(model.input_hidden(V))))
@@ -346,6 +360,17 @@ def generator_cause(one_draw, what):
     return (f" Every call gave the same value, and {what} gives it with any generator: it "
             "ignores the generator it is given (it draws from one of its own, re-seeded at "
             "every call, or it is not random).", "a generator that does not advance")
+
+
+def network_alternatives(model, data, expected):
+    """(what, cause, flat values) of a DBM gradient estimator's known slips."""
+    mean_field = network_gradient(deep.mean_field_statistics(model, data)).flat() \
+        - network_gradient(deep.statistics(model)).flat()
+    return [("minus the expected value", "the sign is reversed (model term minus data term, "
+             "or an update subtracted)", -expected.flat()),
+            ("the mean-field gradient", "the data term is the moments of the mean-field means "
+             "(Salakhutdinov & Hinton 2009), not of the exact posterior: it is biased by "
+             "the mean-field approximation", mean_field)]
 
 
 def gradient_alternatives(model, data, expected, scale=1.0, offsets=None):

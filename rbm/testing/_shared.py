@@ -6,6 +6,7 @@ import numpy as np
 from scipy.stats import binom
 
 from rbm._validation import check_positive_float
+from rbm.deep import DBM, DBN
 from rbm.model import RBM
 
 
@@ -100,6 +101,35 @@ def as_model(model):
     return model
 
 
+def is_network(model):
+    """Whether `model` is a stack of RBMs (:class:`rbm.deep.DBN` or :class:`rbm.deep.DBM`)."""
+    return isinstance(model, (DBN, DBM))
+
+
+def visible_layer(model):
+    """The visible layer of an RBM or of a stack."""
+    if isinstance(model, DBN):
+        return model.rbms[0].visible
+    return model.layers[0] if isinstance(model, DBM) else model.visible
+
+
+def as_network(model):
+    """A copy of a DBN or DBM of {0,1} or ±1 layers with at most ``MAX_BITS`` visible units
+    (the checks that take stacks enumerate its visible states; :mod:`rbm.deep` bounds the
+    enumeration of its hidden ones)."""
+    model = model.copy().check("model")
+    layers = ([m.visible for m in model.rbms] + [model.top.hidden] if isinstance(model, DBN)
+              else model.layers)
+    for k, layer in enumerate(layers):
+        if layer.bits is None:
+            raise ValueError(f"the checks need {{0,1}} or ±1 units; layer {k} of the model is "
+                             f"{layer!r}")
+    if layers[0].n_units > MAX_BITS:
+        raise ValueError(f"the checks enumerate visible states: the model has "
+                         f"{layers[0].n_units} visible units, more than MAX_BITS = {MAX_BITS}")
+    return model
+
+
 def valid_alpha(alpha):
     alpha = check_positive_float(alpha, "alpha")
     if not alpha < 1:
@@ -121,7 +151,7 @@ def valid_callable(f, name):
 
 
 def valid_data(model, data):
-    data, _ = model.visible.check_states(data, "data", allow_1d=False)
+    data, _ = visible_layer(model).check_states(data, "data", allow_1d=False)
     return data
 
 

@@ -3,14 +3,16 @@ of the mean of their draws against the exact expectation."""
 
 import numpy as np
 
-from rbm import exact, transition
+from rbm import deep, exact, transition
 from rbm._validation import check_positive_float, check_positive_int
 from rbm.model import Gradient
 
-from rbm.testing._shared import as_array, as_model, documented, valid_callable, valid_data
+from rbm.testing._shared import (as_array, as_model, documented, is_network, valid_callable,
+                                 valid_data)
 from rbm.testing.results import CheckFailed, CheckResult, guarded, passing, recorded, valid_common
-from rbm.testing.gradients import expected_pcd_gradient, gradient_target
-from rbm.testing._causes import centring_alternatives, gradient_alternatives, gradient_fits
+from rbm.testing.gradients import expected_pcd_gradient, gradient_target, network_gradient
+from rbm.testing._causes import (centring_alternatives, gradient_alternatives, gradient_fits,
+                                 network_alternatives)
 from rbm.testing._means import mean_check, mean_draws, t_tests
 
 
@@ -21,7 +23,9 @@ def _entry_names(grad):
 
 def _flat(x, like, what):
     """The fields of `x` (a tuple in the order of `like`'s fields, a dict or a Gradient), flat."""
-    if isinstance(x, Gradient):
+    if isinstance(x, dict) and set(x) == {"weights", "biases"}:
+        fields = network_gradient(x).fields
+    elif isinstance(x, Gradient):
         fields = x.fields
     elif isinstance(x, dict):
         fields = x
@@ -54,8 +58,12 @@ def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n
         ``estimate(data, rng) -> (dW, db, dc)`` in the ascent direction (data
         term minus model term), averaged over the rows of `data` (a
         :class:`~rbm.model.Gradient` or a dict of the fields also do).
-    model : RBM or tuple
-        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    model : RBM, tuple or DBM
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`); or an
+        :class:`rbm.deep.DBM` of such layers, with `target` ``"exact"``
+        (:func:`rbm.deep.gradient`) or a Gradient (:func:`network_gradient`), whose
+        estimator returns the dict of :func:`rbm.deep.gradient` or a Gradient with the
+        fields ``W1, ..., b, c1, ...``.
     data : array_like of shape (n_samples, n_visible)
     target : int, "exact" or Gradient, default 1
         ``k``: the exact expectation of CD-k,
@@ -103,7 +111,8 @@ def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n
     rbm.testing.CheckFailed: gradient estimate: ... is off by ... standard errors
     ... the sign is reversed ...
     """
-    model, alpha, power, rng = valid_common(model, estimate, "estimate", alpha, power, rng)
+    model, alpha, power, rng = valid_common(model, estimate, "estimate", alpha, power, rng,
+                                            networks=True)
     data = valid_data(model, data)
     n_draws = mean_draws(n_draws)
     expected, phrase, raw = gradient_target(model, data, target, offsets)
@@ -113,10 +122,12 @@ def check_gradient_estimator(estimate, model, data, *, target=1, offsets=None, n
                      "your estimator")
 
     def alternatives():
+        if is_network(model):
+            return network_alternatives(model, data, expected)
         return (centring_alternatives(raw, offsets, 1.0)
                 + gradient_alternatives(model, data, expected, offsets=offsets))
-    fits = None if offsets is not None else gradient_fits(model, data, _cd_k(target), expected,
-                                                             1.0)
+    fits = None if offsets is not None or is_network(model) else gradient_fits(
+        model, data, _cd_k(target), expected, 1.0)
     return mean_check(one_draw, n_draws, rng, expected.flat(), model=model, alpha=alpha,
                       power=power, name=name, label=label, entries=_entry_names(expected),
                       alternatives=alternatives, caller="your estimator",

@@ -3,16 +3,56 @@ centred gradient."""
 
 import numpy as np
 
-from rbm import exact, transition
+from rbm import deep, exact, transition
 from rbm._kernels import row_statistics
 from rbm._validation import check_positive_int
 from rbm.model import Gradient
 
-from rbm.testing._shared import all_states, as_model, joint_probabilities, valid_data
+from rbm.testing._shared import all_states, as_model, is_network, joint_probabilities, valid_data
+
+
+def network_gradient(terms):
+    r"""A DBM's gradient or moments (the dict of :func:`rbm.deep.gradient`) as a Gradient.
+
+    The fields are ``W1, ..., WL`` (``terms["weights"]``), then ``b`` (the visible
+    layer's) and ``c1, ..., cL`` (the hidden layers').
+
+    Parameters
+    ----------
+    terms : dict
+        ``{"weights": [...], "biases": [...]}``.
+
+    Returns
+    -------
+    Gradient
+
+    Examples
+    --------
+    >>> from rbm import deep
+    >>> g = network_gradient(deep.gradient(deep.DBM.random((2, 2, 1), rng=0), [[1, 0]]))
+    >>> g.names
+    ('W1', 'W2', 'b', 'c1', 'c2')
+    """
+    if not isinstance(terms, dict) or set(terms) != {"weights", "biases"}:
+        raise TypeError("terms must be a dict of 'weights' and 'biases', as rbm.deep.gradient "
+                        "returns")
+    fields = {f"W{k}": W for k, W in enumerate(terms["weights"], start=1)}
+    fields["b"] = terms["biases"][0]
+    fields.update({f"c{k}": c for k, c in enumerate(terms["biases"][1:], start=1)})
+    return Gradient.from_fields(fields)
 
 
 def gradient_target(model, data, target, offsets=None):
     """The expected gradient (centred with `offsets`), a phrase naming it, and the uncentred one."""
+    if is_network(model):
+        if not isinstance(model, deep.DBM) or offsets is not None or not (
+                isinstance(target, Gradient) or (isinstance(target, str) and target == "exact")):
+            raise ValueError("for a stack of RBMs the gradient checks take a DBM, target "
+                             "'exact' or a Gradient (network_gradient), and no offsets")
+        if isinstance(target, Gradient):
+            return target, "the expected value", target
+        raw = network_gradient(deep.gradient(model, data))
+        return raw, "the exact gradient", raw
     if isinstance(target, str) and target == "exact":
         raw, phrase = exact.gradient(model, data), "the exact gradient"
     elif isinstance(target, Gradient):

@@ -4,10 +4,11 @@ r"""Checks of :math:`\log Z`: an exact value, and a stochastic estimate through
 import numpy as np
 from scipy.stats import norm
 
-from rbm import exact
+from rbm import deep, exact
 from rbm._validation import check_positive_float
 
-from rbm.testing._shared import as_array, as_model, documented, gap_text, valid_callable
+from rbm.testing._shared import (as_array, as_model, documented, gap_text, is_network,
+                                 valid_callable)
 from rbm.testing.results import (CheckResult, call, fail, float64_rerun, guarded, passing,
                                  valid_common)
 from rbm.testing._causes import generator_cause, overflow_cause, rounding_step
@@ -127,8 +128,10 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
     ----------
     estimate : callable
         ``estimate(rng) -> float``: one estimate of :math:`\log Z` of `model`.
-    model : RBM or tuple
-        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    model : RBM, tuple, DBM or DBN
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`); or an
+        :class:`rbm.deep.DBM` or :class:`rbm.deep.DBN` (exact :math:`\log Z` by
+        :func:`rbm.deep.log_partition`), e.g. for :func:`rbm.deep.ais_log_partition`.
     n_draws : int, default 1000
         At least ``MIN_MEAN_DRAWS``.
     alpha : float, default 1e-3
@@ -161,9 +164,10 @@ def check_log_partition_estimator(estimate, model, *, n_draws=1000, alpha=1e-3, 
     ...                                   (W, b, c), n_draws=300, rng=0)
     verdict: log Z estimate: 300 draws: log E[Z_hat]/Z = ... bias of log Z_hat ...
     """
-    model, alpha, power, rng = valid_common(model, estimate, "estimate", alpha, power, rng)
+    model, alpha, power, rng = valid_common(model, estimate, "estimate", alpha, power, rng,
+                                            networks=True)
     n = mean_draws(n_draws)
-    log_z = exact.log_partition(model)
+    log_z = (deep.log_partition if is_network(model) else exact.log_partition)(model)
 
     def one_draw(r):
         return as_array(guarded(estimate, "your estimator", r), "your estimator", ()).reshape(1)

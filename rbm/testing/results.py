@@ -10,8 +10,8 @@ import numpy as np
 from rbm._validation import check_rng
 from rbm.checks import verdict
 
-from rbm.testing._shared import (MIN_MEAN_DRAWS, SIZING_Z, as_array, as_model, valid_alpha,
-                                 valid_callable, valid_power)
+from rbm.testing._shared import (MIN_MEAN_DRAWS, SIZING_Z, as_array, as_model, as_network,
+                                 is_network, valid_alpha, valid_callable, valid_power)
 from rbm.testing.power import draws_needed
 
 
@@ -121,11 +121,12 @@ class CheckFailed(AssertionError):
                               for e, s, s0 in zip(bounds[usable], sds[usable], sds_null[usable])))
 
 
-def valid_common(model, f, f_name, alpha, power, rng):
-    """The arguments every stochastic check takes, checked: the model, `f` callable, alpha,
-    power and the generator."""
+def valid_common(model, f, f_name, alpha, power, rng, networks=False):
+    """The arguments every stochastic check takes, checked: the model (a stack of RBMs too,
+    with `networks`), `f` callable, alpha, power and the generator."""
     valid_callable(f, f_name)
-    return as_model(model), valid_alpha(alpha), valid_power(power), check_rng(rng)
+    model = as_network(model) if networks and is_network(model) else as_model(model)
+    return model, valid_alpha(alpha), valid_power(power), check_rng(rng)
 
 
 @contextlib.contextmanager

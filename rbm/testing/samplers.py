@@ -4,16 +4,16 @@ the long-run law of a sampler that carries state."""
 import numpy as np
 from scipy.stats import norm
 
-from rbm import exact, transition
+from rbm import deep, exact, transition
 from rbm._validation import check_positive_int
 
-from rbm.testing._shared import (all_states, as_array, binomial_tests, documented,
-                                 joint_probabilities, state_text)
+from rbm.testing._shared import (all_states, as_array, binomial_tests, documented, is_network,
+                                 joint_probabilities, state_text, visible_layer)
 from rbm.testing.power import sized_draws
 from rbm.testing._probes import probe_call
 from rbm.testing.results import CheckResult, call, fail, passing, valid_common
-from rbm.testing._causes import (counts_diagnosis, sampler_diagnosis, stationary_diagnosis,
-                                 transition_fits, transition_hypotheses)
+from rbm.testing._causes import (counts_diagnosis, network_candidates, sampler_diagnosis,
+                                 stationary_diagnosis, transition_fits, transition_hypotheses)
 
 
 def _frequency_errors(freq, p, alpha):
@@ -246,8 +246,10 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
         `n_chains` independent copies of the sampler (from any start it
         chooses) for `n_steps` steps and returns the visible state each ends
         in (of the :math:`\beta = 1` replica).
-    model : RBM or tuple
-        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`).
+    model : RBM, tuple, DBM or DBN
+        An RBM of {0,1} or ±1 layers, or ``(W, b, c)`` (see :func:`as_model`); or an
+        :class:`rbm.deep.DBM` or :class:`rbm.deep.DBN` of such layers, whose exact
+        :math:`p(v)` is :func:`rbm.deep.log_prob` (a DBM's block-Gibbs sampler, say).
     burn_in : int, default 100
     n_chains : int, optional
         Runs; by default sized for `effect` and `power`.  Runs too few for
@@ -276,20 +278,31 @@ def check_stationary_law(sample, model, *, burn_in=100, n_chains=None, effect=0.
     >>> _ = check_stationary_law(tempering, (W, b, c), burn_in=30, effect=0.02, rng=0)
     verdict: stationary law: 4 probabilities of v, ... runs of 30 steps: the smallest ...
     """
-    model, alpha, power, rng = valid_common(model, sample, "sample", alpha, power, rng)
+    model, alpha, power, rng = valid_common(model, sample, "sample", alpha, power, rng,
+                                            networks=True)
     burn_in = check_positive_int(burn_in, "burn_in")
-    V = all_states(model.visible)
-    P = np.exp(exact.log_prob(model, V))[None, :]
+    visible = visible_layer(model)
+    V = all_states(visible)
+    P = np.exp((deep.log_prob if is_network(model) else exact.log_prob)(model, V))[None, :]
     n_chains, detectable = sized_draws(n_chains, "n_chains", effect, alpha, power, P.size, name,
                                   p=np.clip(P[0], 1e-300, 1 - 1e-16))
-    T = transition.gibbs_transition_matrix(model)
-    reach = float(np.abs(np.linalg.matrix_power(T, burn_in) - P).max())
+    if is_network(model):
+        reach_text = ""
+
+        def diagnose(counts):
+            return counts_diagnosis(counts, n_chains, P, network_candidates(model, V), [],
+                                    alpha, power)
+    else:
+        T = transition.gibbs_transition_matrix(model)
+        reach = float(np.abs(np.linalg.matrix_power(T, burn_in) - P).max())
+        reach_text = f"; block Gibbs is within {reach:.1g} of p(v) after {burn_in} steps"
+
+        def diagnose(counts):
+            return stationary_diagnosis(model, counts, n_chains, alpha, reach, power)
     return _frequency_check(
-        sample, (n_chains, burn_in, rng), "your sampler", model.visible, P, n_chains,
+        sample, (n_chains, burn_in, rng), "your sampler", visible, P, n_chains,
         alpha=alpha, name=name, label=label, entry=lambda i, j: f"p(v = {state_text(V[j])})",
-        diagnose=lambda counts: stationary_diagnosis(model, counts, n_chains, alpha, reach,
-                                                     power),
-        passed=f"{P.size} probabilities of v, {n_chains} runs of {burn_in} steps",
-        power_text=f"an error of {detectable:.3g} in any one state's probability is caught "
-                   f"with power {power:g} (exact, the least over the states); block Gibbs is "
-                   f"within {reach:.1g} of p(v) after {burn_in} steps", detectable=detectable)
+        diagnose=diagnose, passed=f"{P.size} probabilities of v, {n_chains} runs of {burn_in} "
+        "steps", power_text=f"an error of {detectable:.3g} in any one state's probability is "
+        f"caught with power {power:g} (exact, the least over the states){reach_text}",
+        detectable=detectable)
