@@ -253,8 +253,15 @@ def test_the_bars_seed_pairs_hold_every_method_at_every_rate(bas_seeds):
     name = bas_seeds["settings"]["data_set"]
     assert [tuple(p) for p in bas_seeds["settings"]["reported_pairs"]] == list(
         tp.BAS_REPORTED_PAIRS)
-    assert set(bas_seeds["runs"]) == {tp.key(name, m, r, s) for s in tp.BAS_REPORTED_PAIRS[1:]
-                                      for m in tp.METHODS for r in tp.LEARNING_RATES}
+    high = {tp.key(name, m, r, s) for s in tp.BAS_REPORTED_PAIRS
+            for r, methods in tp.BAS_HIGH_RATES.items() for m in methods}
+    assert set(bas_seeds["runs"]) == high | {tp.key(name, m, r, s)
+                                             for s in tp.BAS_REPORTED_PAIRS[1:]
+                                             for m in tp.METHODS for r in tp.LEARNING_RATES}
+    assert bas_seeds["settings"]["high_rates"] == {str(r): list(methods)
+                                                   for r, methods in tp.BAS_HIGH_RATES.items()}
+    assert all(tp.bas_rates(m)[:len(tp.LEARNING_RATES)] == tp.LEARNING_RATES
+               for m in tp.METHODS)
     n = len(bas_seeds["epochs"])
     assert all(len(c["train"]) == n or "diverged" in c for c in bas_seeds["runs"].values())
 
@@ -262,9 +269,11 @@ def test_the_bars_seed_pairs_hold_every_method_at_every_rate(bas_seeds):
 # The stored values are rounded to 8 decimals (values near -10): atol 1e-7 covers that rounding
 # and the processor's (the first segment of a sampled run moves by ~1e-13 under a 1e-12 nudge).
 @pytest.mark.parametrize("method,rate,seeds", [("CD-10", 0.3, (3, 4)), ("PCD-1", 0.1, (7, 8)),
-                                               ("PL", 1.0, (9, 10))])
+                                               ("PL", 1.0, (9, 10)), ("CD-10", 3.0, (1, 2)),
+                                               ("RM", 10.0, (5, 6))])
 def test_the_first_segment_of_a_bars_seed_run_is_reproduced(bas_seeds, method, rate, seeds):
-    """Runs that draw from the model (CD-10, PCD-1) and one that does not (PL)."""
+    """Runs that draw from the model (CD-10, PCD-1) and ones that do not (PL, RM), two of them
+    from the part ``bars-seeds-high``."""
     name = bas_seeds["settings"]["data_set"]
     with threadpool_limits(1, user_api="blas"):
         curve = tp.run(name, method, rate, segments=1, seeds=seeds)

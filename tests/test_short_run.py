@@ -251,9 +251,13 @@ def test_cache_rederives_a_sampled_run(method):
 @pytest.mark.parametrize("where, name, method, rate, atol", [
     (("second", "prototypes-5", "rdm-5"), "prototypes-5", "rdm-5", 1.0, PROTOTYPES5_ATOL),
     (("second", "prototypes-5", "ml"), "prototypes-5", "ml", 1.0, ML_ATOL),
-    (("rates", "0.1"), "bars", "rdm-1", 0.1, ATOL)])
+    (("rates", "0.1"), "bars", "rdm-1", 0.1, ATOL),
+    # the counter-case: a 1e-12 nudge of one starting weight moved none of its first 200
+    # updates' divergences at the 12 decimals stored (November 2026)
+    (("counter", "parity", "0"), "parity", "rdm-1", 1.0, ATOL)])
 def test_cache_rederives_second_set_and_rates(where, name, method, rate, atol):
-    """The second prototype set and the other learning rates: their first updates re-derived."""
+    """The second prototype set, the other learning rates and the counter-case: their first
+    updates re-derived."""
     tool = load_tool("train_short_run")
     run = read_cache("short_run")
     for key in where:
@@ -261,6 +265,13 @@ def test_cache_rederives_second_set_and_rates(where, name, method, rate, atol):
     fresh = tool.run(name, method, steps=tool.CHECK_STEPS, learning_rate=rate)
     n = len(fresh["kl"])
     assert_close(fresh["kl"], np.array(run["kl"])[:n], "kl", atol=atol)
+
+
+def test_cache_holds_the_counter_case_at_every_seed():
+    tool = load_tool("train_short_run")
+    counter = read_cache("short_run")["counter"]["parity"]
+    assert sorted(counter) == sorted(str(s) for s in tool.COUNTER_SEEDS)
+    assert all(run["updates"][-1] == tool.STEPS for run in counter.values())
 
 
 def test_cache_has_every_robust_run():

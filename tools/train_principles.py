@@ -2,9 +2,10 @@
 
 Usage: python tools/train_principles.py [OUTPUT_DIR] [PART ...]     (behind `make principles`)
 
-PART is ``comparison``, ``prices``, ``update-prices``, ``bars-seeds``, ``consistency``,
-``consistency-extra`` or ``consistency-ml`` (the default: all seven, in that order; the two
-prices add to the file of the first, the last two to the file of ``consistency``).
+PART is ``comparison``, ``prices``, ``update-prices``, ``bars-seeds``, ``bars-seeds-high``,
+``consistency``, ``consistency-extra`` or ``consistency-ml`` (the default: all eight, in that
+order; the two prices add to the file of the first, ``bars-seeds-high`` to that of
+``bars-seeds``, the last two to the file of ``consistency``).
 (``bars`` and ``digits``, optionally followed by ``:`` and a list of methods, are
 parts of ``comparison``, for several processes; ``merge`` then joins them.)
 
@@ -49,7 +50,9 @@ median, the gradient call's prices kept as ``gradient_prices``).
 ``bars-seeds`` (``principles_bas_seeds.json``): bars and stripes again for the seed pairs
 (3, 4) to (9, 10), every method at every rate, for the comparison at equal compute over seed
 pairs (``bars-seeds/3-4,5-6`` and ``bars-seeds/7-8,9-10`` in two processes, then
-``bars-seeds-merge``).  About 40 CPU seconds a pair.
+``bars-seeds-merge``).  About 40 CPU seconds a pair.  ``bars-seeds-high`` adds every method
+at rate 3, and RM at 10 (:data:`BAS_HIGH_RATES`), on all five pairs, (1, 2) included: on bars
+and stripes most methods chose 1.0, the top of :data:`LEARNING_RATES` (about a minute).
 
 ``consistency-ml`` adds maximum likelihood's N * KL on 16 more samples (seeds 18 to 33).
 
@@ -332,6 +335,45 @@ def bars_seeds_merge(output=OUTPUT):
     Path(output, f"{BAS_SEEDS_STEM}.json").write_text(json.dumps(results, indent=1) + "\n")
     for part in parts:
         part.unlink()
+
+
+# On bars and stripes most methods chose the top rate of LEARNING_RATES, 1.0, on every pair:
+# the part ``bars-seeds-high`` extends the grid there, one step of the same factor of about 3
+# at a time, until no method chooses its top rate (rate -> the methods run at it; RM chose 3)
+BAS_HIGH_RATES = {3.0: METHODS, 10.0: ("RM",)}
+
+
+def bas_rates(method):
+    """The rates of `method` in the bars-and-stripes grid over seed pairs:
+    :data:`LEARNING_RATES`, then those of :data:`BAS_HIGH_RATES` it is run at."""
+    return LEARNING_RATES + tuple(r for r, methods in BAS_HIGH_RATES.items()
+                                  if method in methods)
+
+
+def bars_seeds_high(output=OUTPUT, pairs=BAS_REPORTED_PAIRS, rates=BAS_HIGH_RATES):
+    """Each method at each rate of `rates` (rate -> methods) on bars and stripes for each seed
+    pair of `pairs` (the pair (1, 2) of the comparison too), added to
+    ``principles_bas_seeds.json`` as :func:`bars_seeds` stores its runs
+    (``settings["high_rates"]``: `rates`); a run already in the file is kept.  About 1.5 CPU
+    seconds a run."""
+    path = Path(output, f"{BAS_SEEDS_STEM}.json")
+    results = json.loads(path.read_text())
+    name = results["settings"]["data_set"]
+    results["settings"]["high_rates"] = {str(r): list(ms) for r, ms in rates.items()}
+    with threadpool_limits(1, user_api="blas"):
+        for seeds in pairs:
+            for rate, methods in rates.items():
+                for method in methods:
+                    k = key(name, method, rate, seeds)
+                    if k in results["runs"]:
+                        continue
+                    curve = run(name, method, rate, seeds=tuple(seeds))
+                    entry = {"train": [round(x, BAS_DIGITS) for x in curve["train"]]}
+                    if "diverged" in curve:
+                        entry["diverged"] = curve["diverged"]
+                    results["runs"][k] = entry
+            print(f"{name} {seeds} at {list(rates)}: done", flush=True)
+            path.write_text(json.dumps(results, indent=1) + "\n")
 
 
 def prices(output=OUTPUT, repeats=15, updates=20):
@@ -791,8 +833,9 @@ def main(output=OUTPUT, *parts):
     (half of the comparison) optionally followed by ``:`` and a comma-separated list of
     methods, by ``@`` and one of rates and by ``/`` and one of seed pairs (``3-4,5-6``),
     for several processes whose files ``merge`` then joins."""
-    for part in parts or ("comparison", "prices", "update-prices", "bars-seeds", "consistency",
-                          "consistency-extra", "consistency-ml"):
+    for part in parts or ("comparison", "prices", "update-prices", "bars-seeds",
+                          "bars-seeds-high", "consistency", "consistency-extra",
+                          "consistency-ml"):
         part, _, seeds = part.partition("/")
         half, _, methods = part.partition(":")
         methods, _, rates = methods.partition("@")
@@ -810,7 +853,8 @@ def main(output=OUTPUT, *parts):
         else:
             {"comparison": comparison, "consistency": consistency, "merge": merge,
              "prices": prices, "nudged": nudged, "update-prices": update_prices,
-             "bars-seeds": bars_seeds, "consistency-ml": consistency_ml, "bars-seeds-merge": bars_seeds_merge,
+             "bars-seeds": bars_seeds, "consistency-ml": consistency_ml,
+             "bars-seeds-merge": bars_seeds_merge, "bars-seeds-high": bars_seeds_high,
              "nudged-add": lambda out: nudged(
                  out, parse_readings(seeds) if seeds else NUDGED_READINGS, keep=True),
              "consistency-extra": consistency_extra}[part](output)

@@ -37,6 +37,9 @@ spread under rounding); the sampled Rdm-5 run at other sampling seeds; and Rdm-1
 and stripes with the relaxation time 1 / (1 - |lambda_2|) of the Gibbs chain recorded along
 training.  ``python tools/train_short_run.py robust`` recomputes only that section into the
 existing file (two processes; ``robust missing`` only the runs not yet in it).
+Last a counter-case (``counter``, :func:`counter_runs`; ``python tools/train_short_run.py
+counter`` recomputes only it, about ten seconds): Rdm-1 on data without pairwise structure,
+the even-parity states of 9 units, from the starts of seeds 0 and 1.
 
 About four minutes of one core for the first part and ten for ``robust``:
 ``python tools/train_short_run.py``.
@@ -78,6 +81,7 @@ FIXED_WARMUP = 500
 FIXED_STAGES = (50, 100, 200)    # Newton steps at which the search is recorded (cumulative)
 FIXED_TRAINING = (3000, 20000)   # updates (warm-up included) at which training is recorded
 FIXED_OTHER_SEEDS = (1, 2)       # the searches again from other starts (no training)
+COUNTER_SEEDS = (0, 1)           # the starts of the counter-case (``counter``)
 OUT = ROOT / "chapters" / "data" / "short_run.json"
 
 
@@ -89,6 +93,9 @@ def dataset(name):
         return noisy_prototypes(300, n_visible=9, n_prototypes=3, noise=0.1, rng=0)[0]
     if name == "prototypes-5":
         return noisy_prototypes(300, n_visible=9, n_prototypes=5, noise=0.1, rng=7)[0]
+    if name == "parity":
+        states = exact.all_states(9)
+        return states[states.sum(axis=1) % 2 == 0]
     raise ValueError(f"unknown data set {name!r}")
 
 
@@ -289,6 +296,13 @@ def extra_runs():
     return {"second": {"prototypes-5": second}, "rates": rates}
 
 
+def counter_runs():
+    """The counter-case (``counter``): Rdm-1 on the 256 even-parity states of 9 units, whose
+    marginals are 1/2 and whose pairs are uncorrelated, from the starts of COUNTER_SEEDS
+    (``{"parity": {str(seed): run}}``)."""
+    return {"parity": {str(seed): run("parity", "rdm-1", seed=seed) for seed in COUNTER_SEEDS}}
+
+
 def main():
     out = {"settings": {"ks": KS, "probe_ks": PROBE_KS, "n_hidden": N_HIDDEN, "steps": STEPS,
                         "track": TRACK, "learning_rate": LEARNING_RATE,
@@ -314,6 +328,14 @@ def main():
                             "rate_steps": {str(r): n for r, n in RATE_STEPS.items()}})
     out.update(extra_runs())
     out["robust"] = robust_runs()
+    out["counter"] = counter_runs()
+    OUT.write_text(json.dumps(out))
+
+
+def main_counter():
+    """Recompute only the ``counter`` section into the existing file."""
+    out = json.loads(OUT.read_text())
+    out["counter"] = counter_runs()
     OUT.write_text(json.dumps(out))
 
 
@@ -331,5 +353,7 @@ def main_robust():
 if __name__ == "__main__":
     if sys.argv[1:2] == ["robust"]:
         main_robust()
+    elif sys.argv[1:2] == ["counter"]:
+        main_counter()
     else:
         main()
