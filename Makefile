@@ -162,10 +162,10 @@ bench-training: $(STAMP)
 #   recipe      train_recipe.py        practical_recipe.json       practical_recipe_measured (1 min)
 #   momentum    run_momentum.py        momentum.json               the momentum recipe line of
 #                                                                  quickstart, training (17 min)
-#   core-recipe run_core_recipe.py     core_recipe.json            the estimator, rate, PCD and
+#   core-recipe run_core_recipe.py     core_recipe.json            the estimator, rate, PCD, decay and
 #                                                                  sign lines of quickstart,
 #                                                                  training, is_my_training_working
-#                                                                  (25 min)
+#                                                                  (about 50 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 #   mixing      mixing_control.py      mixing_control.json         mixing_and_tempering (30 s)
 #   stacks      run_stacks.py          stacks.json, stacks_third.json, stacks_dbm.json  stacks_of_rbms (about 8 min)

@@ -25,6 +25,8 @@ RTOL = 1e-9
 # processor's rounding, and the updates of the dip and of the recovery are compared exactly.
 SIGN_RTOL = 1e-9
 RUNS = [("CD-1", 0.1, 0, 6000, RTOL), ("PCD-1 (100 chains)", 0.03, 0, 6000, RTOL)]
+#: CD-10 at its best rate over 600 updates (the sweeps section; filled from the cache)
+SWEEPS_BY_6000 = (0.4, 0.9)
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +165,101 @@ def test_more_chains_helped_more_than_more_steps_at_rate_0_3(cache, a, b):
             ex.assert_sentence(chains, b, a, data_set=B44, budget=budget, n=10)
     for arm in (a, b):
         ex.assert_falls(chains, arm, 0.3, data_set=B44, budget=6000, n=10, m=10)
+
+
+def test_the_sweeps_section_holds_its_grid_and_every_cell(cache):
+    assert_grid_complete(cache["sweeps"], rc.SWEEPS_GRID, ex)
+
+
+def test_the_conditioned_chains_have_the_plain_chains_mean():
+    """`moved_projections` draws each one-step chain conditioned on leaving its pattern and
+    weighs it by the probability that it does: on two small models trained by CD-1 (where
+    most chains return, as late in chapter 6's run) its mean is the exact expected CD-1
+    update's component along the gradient (``rbm.transition``), within 4 standard errors
+    (measured: 0.2 and 0.7); the same draws unweighted miss it by more than 4 (5.8 and 5.6)."""
+    from rbm import RBM, exact
+    from rbm.datasets import bars_and_stripes
+    from rbm.transition import cd_expected_gradient
+
+    data = bars_and_stripes(3)
+    for seed in (0, 1):
+        model = RBM.random(9, 5, scale=0.01, rng=seed)
+        rc.train(model, data, rc.CD(1), learning_rate=0.3, epochs=2000, batch_size=len(data),
+                 rng=seed)
+        g = exact.gradient(model, data).flat()
+        want = cd_expected_gradient(model, data, 1).flat() @ g / np.linalg.norm(g)
+        along, se, norm = rc.along_gradient(model, data, 20_000, np.random.default_rng(5))
+        assert norm == pytest.approx(np.linalg.norm(g), rel=1e-12)
+        assert abs(along - want) < 4 * se, (seed, along, want, se)
+        wrong, wrong_se, _ = rc.along_gradient(  # the draws without their weight
+            model, data, 2_000, np.random.default_rng(5),
+            draw=lambda *args: rc.moved_projections(*args, weighted=False))
+        assert abs(wrong - want) > 4 * wrong_se
+
+
+# The along section: the model at each stop comes from 300-6000 updates of CD-1, which draw
+# from the model, and its chains from seeded draws; rounding moves a projection by about the
+# model's own relative change (1e-10 at most over 6000 updates under a 1e-12 nudge, above),
+# a mean of ~1e-2-sized projections by ~1e-12 absolute; a rounding flip of one chain's draw
+# needs a uniform within ~1e-16 of its threshold.  atol 1e-9 and rtol 1e-6 leave room.
+ALONG_TOL = dict(rtol=1e-6, atol=1e-9)
+
+
+def test_the_along_section_is_reproduced_at_its_decisive_stop(cache):
+    """The log-likelihood at every stop, the component along the gradient and one-update
+    remainders at the first late stop, re-derived with the script's code; the continued
+    run's first-order terms and remainders add up to its change."""
+    from rbm import exact
+
+    along = cache["along"]
+    assert (along["rate"], along["seed"], along["chains"], along["draws"]) == (
+        rc.ALONG_RATE, rc.ALONG_SEED, rc.ALONG_CHAINS, rc.ALONG_DRAWS)
+    data = ex.DATA_SETS["bars and stripes 4x4"][0]()
+    model = ex.starting_model("bars and stripes 4x4", rc.ALONG_SEED)
+    rng, done = np.random.default_rng(rc.ALONG_SEED), 0
+    with threadpool_limits(1, user_api="blas"):
+        for stop in along["stops"]:
+            rc.train(model, data, rc.CD(1), learning_rate=rc.ALONG_RATE,
+                     epochs=stop["update"] - done, batch_size=len(data), rng=rng)
+            done = stop["update"]
+            assert_close(exact.log_likelihood(model, data), stop["log_likelihood"],
+                         f"LL at {done}", **ALONG_TOL)
+            if done == rc.ALONG_FROM:
+                found = rc.along_gradient(model, data, rc.ALONG_CHAINS,
+                                          np.random.default_rng(done))
+                assert_close(found, [stop["along"], stop["se"], stop["norm"]],
+                             f"along at {done}", **ALONG_TOL)
+                one = rc.one_update(model, data, rc.ALONG_DRAWS, rc.ALONG_RATE,
+                                    np.random.default_rng(done + 1))
+                assert_close([one[k] for k in sorted(one)],
+                             [stop["one_update"][k] for k in sorted(one)],
+                             f"one update at {done}", **ALONG_TOL)
+    c = along["continued"]
+    assert c["updates"] == rc.ALONG_TO - rc.ALONG_FROM
+    assert (c["first"] + c["remainder"]) * c["updates"] == pytest.approx(
+        c["end"] - c["start"], rel=1e-9)
+    (first,) = [s for s in along["stops"] if s["update"] == rc.ALONG_FROM]
+    assert c["start"] == pytest.approx(first["log_likelihood"], rel=1e-12)
+
+
+def test_a_sweeps_run_is_reproduced(cache):
+    """CD-10 at rate 0.3, seed 0, 2400 updates (the sweeps section), re-derived."""
+    sweeps = cache["sweeps"]
+    with threadpool_limits(1, user_api="blas"):
+        run = ex.run_cell(B44, rc.SWEEPS_GRID.arms["CD-10"], 0.3, 0, sweeps["checkpoints"])
+    assert_close(run["log_likelihood"], cached(sweeps, B44, "CD-10", 0.3, 0, 2400),
+                 "CD-10 0.3 0 (sweeps)", rtol=RTOL)
+
+
+@pytest.mark.parametrize("budget, by", [(6000, SWEEPS_BY_6000), (24000, (1.0, 1.4))])
+def test_cd10_is_ahead_of_cd1_at_equal_sweeps_each_at_its_best_rate(cache, budget, by):
+    """Referee PR-3: CD-10 after a tenth of the updates (equal Gibbs sweeps) ended above CD-1
+    in 10 of 10 seeds, each at its best rate; at a common rate of 0.03 it ended below."""
+    sweeps = cache["sweeps"]
+    ex.assert_sentence(sweeps, "CD-10", "CD-1", data_set=B44, budget=budget // 10,
+                       against=(cache, budget), n=10, m=10, by=by, decimals=1)
+    with pytest.raises(AssertionError, match="not 10"):
+        ex.assert_sentence(cache, "CD-1", "CD-10", data_set=B44, budget=budget,
+                           against=(sweeps, budget // 10), n=10)
+    ex.assert_sentence(sweeps, "CD-10", "CD-1", data_set=B44, budget=2400,
+                       against=(cache, 24000), rates={"CD-10": 0.03, "CD-1": 0.03}, n=0)

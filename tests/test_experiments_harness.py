@@ -325,3 +325,43 @@ def test_arms_compared_by_their_best_window_keep_the_best_model():
     assert ex.best_rates(table, DS, 40, "best")["A"] == 0.1
     with pytest.raises(ValueError, match="value"):
         ex.compare(table, "A", "B", data_set=DS, budget=40, value="final")
+
+
+def test_each_data_set_may_have_its_own_seeds():
+    other = "bars and stripes 4x4"
+    grid = ex.Grid(arms={"A": ex.Arm()}, rates=(0.1,), seeds={DS: (0, 1, 2), other: (0,)},
+                   validation_seeds=(10,), budgets=(40,), data_sets=(DS, other), points=4,
+                   window=2)
+    assert (grid.seeds_of(DS), grid.seeds_of(other)) == ((0, 1, 2), (0,))
+    assert ex.Grid.from_json(grid.to_json()) == grid
+    table = fake_table({("A", r, s): 1.0 for r in (0.03, 0.1, 0.3) for s in (0, 1, 2, 3)})
+    table["grid"]["seeds"] = {DS: [0, 1, 2]}
+    c = ex.compare(table, "A", "B", data_set=DS, budget=40)
+    assert (c.n, c.m) == (3, 3)  # seed 3's cells are in the table, not among its seeds
+    for seeds, error, name in (({DS: (0,)}, ValueError, "seeds, a dict"),
+                               ({DS: (0,), other: ()}, ValueError, "seeds"),
+                               ({DS: (0,), other: (10,)}, ValueError, "validation_seeds"),
+                               ({DS: (0,), other: 3}, TypeError, "seeds")):
+        with pytest.raises(error, match=name):
+            ex.Grid(arms={"A": ex.Arm()}, rates=(0.1,), seeds=seeds, validation_seeds=(10,),
+                    budgets=(40,), data_sets=(DS, other), points=4, window=2)
+
+
+def test_an_arm_is_compared_against_another_table_at_another_budget(capsys):
+    """Equal cost other than updates (CD-1 for ten times the updates of CD-10): each arm's
+    rate is chosen in its own table at its own budget, and the sentence names both budgets."""
+    mine = fake_table({("A", 0.1, s): 2.0 for s in (0, 1, 2, 3, 10, 11)})
+    theirs = fake_table({("B", 0.3, s): 1.0 + s / 10 for s in (0, 1, 2, 3, 10, 11)})
+    c = ex.compare(mine, "A", "B", data_set=DS, budget=40, against=(theirs, 40))
+    assert (c.rate_a, c.rate_b, c.n, c.budget_b) == (0.1, 0.3, 4, 40)
+    assert np.allclose(c.differences, [1.0, 0.9, 0.8, 0.7])
+    assert "40 and 40 updates" in ex.sentence(c)
+    ex.assert_sentence(mine, "A", "B", data_set=DS, budget=40, n=4, against=(theirs, 40))
+    assert "40 and 40 updates" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(AssertionError, match="not 4"):
+        ex.assert_sentence(theirs, "B", "A", data_set=DS, budget=40, n=4, against=(mine, 40))
+    with pytest.raises(TypeError, match="against"):
+        ex.compare(mine, "A", "B", data_set=DS, budget=40, against=theirs)
+    fewer = fake_table({}, seeds=(0, 1))
+    with pytest.raises(ValueError, match="seeds"):
+        ex.compare(mine, "A", "B", data_set=DS, budget=40, against=(fewer, 40))

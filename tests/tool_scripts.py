@@ -98,11 +98,11 @@ def assert_grid_complete(table, grid, ex):
     plain = {(c["data_set"], c["arm"], c["rate"], c["seed"]) for c in table["cells"]
              if c["nudge"] == 0}
     assert plain == {(d, a, r, s) for d in grid.data_sets for a in grid.arms
-                     for r in grid.rates_of(a) for s in grid.seeds + grid.validation_seeds}
+                     for r in grid.rates_of(a) for s in grid.seeds_of(d) + grid.validation_seeds}
     assert all(len(c["log_likelihood"]) == len(grid.checkpoints) for c in table["cells"])
     for d in grid.data_sets:
         for b in grid.budgets:
             for arm, rate in ex.best_rates(table, d, b).items():
                 seeds = {c["seed"] for c in table["cells"] if c["nudge"] == grid.nudge
                          and (c["data_set"], c["arm"], c["rate"]) == (d, arm, rate)}
-                assert seeds == set(grid.seeds), (d, b, arm)
+                assert seeds == set(grid.seeds_of(d)), (d, b, arm)

@@ -132,8 +132,9 @@ class Grid:
         Positive learning rates; each arm's is chosen among them per data set and budget.
         A dict gives each arm its own (say, a grid shifted by the factor by which the arm
         changes the effective step, so that its best rate is not at an end).
-    seeds : sequence of int
-        The reported seeds.
+    seeds : sequence of int, or dict of str to sequence of int
+        The reported seeds; a dict gives each data set its own (say, fewer on a second data
+        set that is there to see whether a result carries over).
     validation_seeds : sequence of int
         Seeds on which the rates are chosen; none of them among `seeds`.
     budgets : sequence of int
@@ -179,9 +180,21 @@ class Grid:
                     raise ValueError(f"rates[{name!r}] must not be empty")
             object.__setattr__(self, "rates", {name: tuple(self.rates[name])
                                                for name in self.arms})
+        if isinstance(self.seeds, dict):
+            if set(self.seeds) != set(self.data_sets):
+                raise ValueError(f"seeds, a dict, must name the data sets "
+                                 f"{list(self.data_sets)}, got {list(self.seeds)}")
+            for name, seeds in self.seeds.items():
+                if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+                    raise TypeError(f"seeds[{name!r}] must be a sequence, got "
+                                    f"{type(seeds).__name__}")
+                if not tuple(seeds):
+                    raise ValueError(f"seeds[{name!r}] must not be empty")
+            object.__setattr__(self, "seeds", {name: tuple(self.seeds[name])
+                                               for name in self.data_sets})
         for name in ("rates", "seeds", "validation_seeds", "budgets", "data_sets"):
             value = getattr(self, name)
-            if name == "rates" and isinstance(value, dict):
+            if name in ("rates", "seeds") and isinstance(value, dict):
                 continue
             if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
                 raise TypeError(f"{name} must be a sequence, got {type(value).__name__}")
@@ -193,13 +206,15 @@ class Grid:
                 raise TypeError(f"rates must hold numbers, got {rate!r}")
             if not (math.isfinite(rate) and rate > 0):
                 raise ValueError(f"rates must be positive, got {rate!r}")
-        for name in ("seeds", "validation_seeds", "budgets"):
-            for value in getattr(self, name):
+        reported = {s for d in self.data_sets for s in self.seeds_of(d)}
+        for name, values in (("seeds", reported), ("validation_seeds", self.validation_seeds),
+                             ("budgets", self.budgets)):
+            for value in values:
                 if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                     raise TypeError(f"{name} must hold ints, got {value!r}")
-        if set(self.seeds) & set(self.validation_seeds):
+        if reported & set(self.validation_seeds):
             raise ValueError(f"validation_seeds must not repeat a reported seed: "
-                             f"{sorted(set(self.seeds) & set(self.validation_seeds))}")
+                             f"{sorted(reported & set(self.validation_seeds))}")
         for name in self.data_sets:
             if name not in DATA_SETS:
                 raise ValueError(f"data_sets: unknown data set {name!r}; known: "
@@ -221,6 +236,10 @@ class Grid:
         """The learning rates of `arm`."""
         return self.rates[arm] if isinstance(self.rates, dict) else self.rates
 
+    def seeds_of(self, data_set):
+        """The reported seeds of `data_set`."""
+        return self.seeds[data_set] if isinstance(self.seeds, dict) else self.seeds
+
     @property
     def checkpoints(self):
         """The updates at which every run measures the log-likelihood (sorted, with 0)."""
@@ -233,7 +252,8 @@ class Grid:
         return {"arms": {name: asdict(arm) for name, arm in self.arms.items()},
                 "rates": ({k: list(v) for k, v in self.rates.items()}
                           if isinstance(self.rates, dict) else list(self.rates)),
-                "seeds": list(self.seeds),
+                "seeds": ({k: list(v) for k, v in self.seeds.items()}
+                          if isinstance(self.seeds, dict) else list(self.seeds)),
                 "validation_seeds": list(self.validation_seeds), "budgets": list(self.budgets),
                 "data_sets": list(self.data_sets), "points": self.points,
                 "window": self.window, "nudge": self.nudge}
@@ -398,7 +418,7 @@ def run_grid(grid, *, processes=1, progress=_print_progress, reuse=None):
                 for key in keys]
 
     keys = [(d, a, r, s) for d in grid.data_sets for a in grid.arms for r in grid.rates_of(a)
-            for s in grid.seeds + grid.validation_seeds]
+            for s in grid.seeds_of(d) + grid.validation_seeds]
     start = time.process_time()
     table = {"grid": grid.to_json(), "checkpoints": checkpoints, "cells": run(keys, 0.0)}
     cpu = {"main": time.process_time() - start}
@@ -407,7 +427,7 @@ def run_grid(grid, *, processes=1, progress=_print_progress, reuse=None):
                          for a, rate in best_rates(table, d, b).items()},
                         key=lambda x: (grid.data_sets.index(x[0]), list(grid.arms).index(x[1]),
                                        x[2]))
-        keys = [(d, a, r, s) for d, a, r in chosen for s in grid.seeds]
+        keys = [(d, a, r, s) for d, a, r in chosen for s in grid.seeds_of(d)]
         start = time.process_time()
         table["cells"] += run(keys, grid.nudge)
         cpu["nudged"] = time.process_time() - start
@@ -524,6 +544,11 @@ def _rates(grid, arm):
     return grid["rates"][arm] if isinstance(grid["rates"], dict) else grid["rates"]
 
 
+def _seeds(grid, data_set):
+    """The reported seeds of `data_set` in a table's grid (shared, or its own)."""
+    return grid["seeds"][data_set] if isinstance(grid["seeds"], dict) else grid["seeds"]
+
+
 def best_rates(table, data_set, budget, value="end"):
     """Each arm's learning rate: the one with the highest mean value over the *validation*
     seeds (never the reported ones) at `budget` on `data_set`.  Ties go to the smaller rate.
@@ -548,7 +573,8 @@ class Comparison:
     with one starting weight nudged (``None`` without nudged runs); ``spread``: the largest
     change of a difference under the nudge.  ``edge``: the arms whose rate is at an end of
     the grid's rates (the best may lie outside it).  ``value``: how the runs were read
-    (:data:`VALUES`: final window, or best window).
+    (:data:`VALUES`: final window, or best window).  ``budget_b``: `b`'s budget when it
+    differs from `a`'s (:func:`compare`'s `against`).
     """
 
     a: str
@@ -570,9 +596,10 @@ class Comparison:
     edge: list = field(default_factory=list)
     differences: list = field(default_factory=list)
     value: str = "end"
+    budget_b: int = None
 
 
-def compare(table, a, b, *, data_set, budget, rates=None, value="end"):
+def compare(table, a, b, *, data_set, budget, rates=None, value="end", against=None):
     """Arm `a` against arm `b` on `data_set` at `budget`, each at its best rate
     (:func:`best_rates`), over the reported seeds: a :class:`Comparison`.
 
@@ -581,37 +608,55 @@ def compare(table, a, b, *, data_set, budget, rates=None, value="end"):
 
     `rates` (arm -> rate) fixes the rates instead, for a claim made at one stated setting;
     the nudge spread is then ``None`` unless the nudged runs happen to be at those rates.
+
+    `against` ``(table_b, budget_b)`` reads arm `b` from another table at another budget
+    (each arm's rate chosen on the validation seeds at its own budget): a comparison at an
+    equal cost other than the number of updates, say CD-1 after ten times as many updates as
+    CD-10 (equal Gibbs sweeps).  The two tables must share the data set's reported seeds.
     """
-    _check_table(table, data_set, budget, (a, b))
-    if a == b:
-        raise ValueError(f"a and b must be two arms, got {a!r} twice")
-    grid = table["grid"]
     if value not in VALUES:
         raise ValueError(f"value must be one of {VALUES}, got {value!r}")
+    table_b, budget_b = (table, budget) if against is None else _against(against)
+    if against is None:
+        _check_table(table, data_set, budget, (a, b))
+        if a == b:
+            raise ValueError(f"a and b must be two arms, got {a!r} twice")
+    else:
+        _check_table(table, data_set, budget, (a,))
+        _check_table(table_b, data_set, budget_b, (b,))
+    grid, grid_b = table["grid"], table_b["grid"]
     if rates is None:
-        rates = best_rates(table, data_set, budget, value)
+        rates = {a: best_rates(table, data_set, budget, value)[a],
+                 b: best_rates(table_b, data_set, budget_b, value)[b]}
     else:
         if not isinstance(rates, dict) or set(rates) != {a, b}:
             raise ValueError(f"rates must map {a!r} and {b!r} to a rate of the grid, got "
                              f"{rates!r}")
-        for arm, rate in rates.items():
-            if rate not in _rates(grid, arm):
-                raise ValueError(f"rates: {rate!r} is not a rate of {arm!r} in the grid "
-                                 f"{_rates(grid, arm)}")
-    seeds = grid["seeds"]
+        for arm, g in ((a, grid), (b, grid_b)):
+            if rates[arm] not in _rates(g, arm):
+                raise ValueError(f"rates: {rates[arm]!r} is not a rate of {arm!r} in the grid "
+                                 f"{_rates(g, arm)}")
+    seeds = _seeds(grid, data_set)
+    if list(_seeds(grid_b, data_set)) != list(seeds):
+        raise ValueError(f"against: the tables' seeds of {data_set!r} differ")
     va = _values(table, data_set, a, rates[a], seeds, budget, value=value)
-    vb = _values(table, data_set, b, rates[b], seeds, budget, value=value)
+    vb = _values(table_b, data_set, b, rates[b], seeds, budget_b, value=value)
     d = va - vb
     out = Comparison(a, b, data_set, budget, rates[a], rates[b], int(np.sum(d > 0)), len(d),
                      float(d.min()), float(d.max()), float(va.mean()), float(vb.mean()),
-                     edge=[arm for arm in (a, b)
-                           if rates[arm] in (min(_rates(grid, arm)), max(_rates(grid, arm)))],
-                     differences=d.tolist(), value=value)
-    nudged = {(c["arm"], c["rate"]) for c in table["cells"]
-              if c["data_set"] == data_set and c["nudge"] and c["nudge"] == grid["nudge"]}
-    if grid["nudge"] and {(a, rates[a]), (b, rates[b])} <= nudged:
+                     edge=[arm for arm, g in ((a, grid), (b, grid_b))
+                           if rates[arm] in (min(_rates(g, arm)), max(_rates(g, arm)))],
+                     differences=d.tolist(), value=value,
+                     budget_b=None if against is None else budget_b)
+
+    def nudged(t, arm):
+        return bool(t["grid"]["nudge"]) and any(
+            c["data_set"] == data_set and c["nudge"] == t["grid"]["nudge"] and
+            (c["arm"], c["rate"]) == (arm, rates[arm]) for c in t["cells"])
+
+    if nudged(table, a) and nudged(table_b, b):
         na = _values(table, data_set, a, rates[a], seeds, budget, grid["nudge"], value)
-        nb = _values(table, data_set, b, rates[b], seeds, budget, grid["nudge"], value)
+        nb = _values(table_b, data_set, b, rates[b], seeds, budget_b, grid_b["nudge"], value)
         # each arm nudged against the other unnudged and both nudged: the worst change
         moved = [na - vb, va - nb, na - nb]
         out.n_nudged = int(np.sum(moved[2] > 0))
@@ -619,6 +664,14 @@ def compare(table, a, b, *, data_set, budget, rates=None, value="end"):
         with np.errstate(invalid="ignore"):
             out.spread = float(max(np.max(np.abs(x - d)) for x in moved))
     return out
+
+
+def _against(against):
+    if (not isinstance(against, tuple) or len(against) != 2
+            or not isinstance(against[0], dict) or "cells" not in against[0]):
+        raise TypeError("against must be a pair (table, budget), the table from run_grid or "
+                        "read_cache")
+    return against
 
 
 def _decimals(spread):
@@ -641,13 +694,18 @@ def _verb(c):
     return "ended above" if c.value == "end" else "had its best window above that of"
 
 
+def _budgets(budget, budget_b):
+    return f"{budget}" if budget_b is None else f"{budget} and {budget_b}"
+
+
 def sentence(c):
     """A :class:`Comparison` in words: "a ended above b in n of m seeds, by low to high nats"
     (or, when not in all, the range of the differences), with the rates and the count and
     spread under the nudge."""
     places = _decimals(c.spread)
     text = (f"{c.a} {_verb(c)} {c.b} in {c.n} of {c.m} seeds{_margins(c, c.low, c.high, places)}"
-            f" ({c.data_set}, {c.budget} updates; rates {c.rate_a:g} and {c.rate_b:g}")
+            f" ({c.data_set}, {_budgets(c.budget, c.budget_b)} updates; rates {c.rate_a:g} and "
+            f"{c.rate_b:g}")
     if c.edge:
         text += f"; {' and '.join(c.edge)} at an end of the grid"
     text += ")"
@@ -657,7 +715,7 @@ def sentence(c):
 
 
 def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decimals=None,
-                    rates=None, label=None, value="end"):
+                    rates=None, label=None, value="end", against=None):
     """Assert "a ended above b in n of m seeds[, by by[0] to by[1] nats]" on the table.
 
     The count must be `n` (and `m` the seeds), also in the nudged runs; the margins
@@ -665,8 +723,9 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     round to those of the table, and may not be stated more finely than the nudge spread
     (half a unit of the last stated place at least the spread).  `rates` (arm -> rate) states
     the comparison at fixed rates instead of each arm's best (see :func:`compare`); `value`
-    reads the runs by their final or best window (:data:`VALUES`).  Prints the verdict (with `label`) through :func:`rbm.checks.verdict` and returns the
-    :class:`Comparison`.
+    reads the runs by their final or best window (:data:`VALUES`); `against` reads `b` from
+    another table and budget (:func:`compare`).  Prints the verdict (with `label`) through
+    :func:`rbm.checks.verdict` and returns the :class:`Comparison`.
 
     Raises
     ------
@@ -677,8 +736,10 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     """
     from rbm.checks import verdict
 
-    c = compare(table, a, b, data_set=data_set, budget=budget, rates=rates, value=value)
-    where = f"{a} over {b}, {data_set}, {budget} updates" + (
+    c = compare(table, a, b, data_set=data_set, budget=budget, rates=rates, value=value,
+                against=against)
+    budgets = _budgets(budget, c.budget_b)
+    where = f"{a} over {b}, {data_set}, {budgets} updates" + (
         "" if value == "end" else ", best windows")
     if m is not None and m != c.m:
         raise AssertionError(f"{where}: {c.m} seeds in the table, not {m}")
@@ -703,7 +764,7 @@ def assert_sentence(table, a, b, *, data_set, budget, n, m=None, by=None, decima
     spread = "" if c.spread is None else f", 1e-12 nudge spread {c.spread:.1g} nats"
     how = (f"each arm at its best rate chosen on {len(table['grid']['validation_seeds'])} "
            f"other seeds: " if rates is None else "at the stated rates ")
-    verdict(f"{text} ({data_set}, {budget} updates, {how}{c.rate_a:g} and "
+    verdict(f"{text} ({data_set}, {budgets} updates, {how}{c.rate_a:g} and "
             f"{c.rate_b:g}{spread})", label)
     return c
 
@@ -768,7 +829,7 @@ def rise_and_fall(table, arm, rate, *, data_set, budget, threshold=0.1):
     if rate not in _rates(grid, arm):
         raise ValueError(f"rate {rate!r} is not a rate of {arm!r} in the grid "
                          f"{_rates(grid, arm)}")
-    seeds = grid["seeds"]
+    seeds = _seeds(grid, data_set)
     read = _falls(table, _cells(table, data_set, arm, rate, seeds), budget)
     falls = [r[3] for r in read]
     spread, spread_rate = None, None

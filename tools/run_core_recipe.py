@@ -11,32 +11,40 @@ CD-1, PCD's rate and chains and "if it falls from the start, the sign is reverse
 survive another rate, budget or seed.  This runs them by the protocol of
 ``tools/experiments.py`` (``../shared/experiments.md``):
 
-* the main grid: arms CD-1, CD-10, PCD-1 with 100 persistent chains and PCD-1 with 14; learning
-  rates 0.01, 0.03, 0.1, 0.3 (0.01 added when every arm chose 0.03 at 24,000 updates); full
-  batch; budgets of 6000 and 24,000 updates (points 20, window 5:
-  a run's value is the mean exact log-likelihood of the training data over its last 5 of 20
-  checkpoints); 4x4 bars and stripes with 16 hidden units (3x3: see :data:`DATA_SETS`);
-  reported seeds 0-9, each arm's rate chosen on validation seeds 10 and 11 per data set and
-  budget; each arm's chosen rates rerun with one starting weight nudged by 1e-12.  Read for the rise and fall (:func:`rise_and_fall`:
-  the best window of 5 consecutive checkpoints of a budget against its final window), for the
-  estimators at their best rates and for 14 against 100 chains;
+* the main grid (:data:`GRID`): arms CD-1, CD-10, PCD-1 with 100 persistent chains and PCD-1
+  with 14; learning rates 0.01, 0.03, 0.1, 0.3 (0.01 added when every arm chose 0.03 at 24,000
+  updates); full batch; budgets of 6000 and 24,000 updates (points 20, window 5: a run's value
+  is the mean exact log-likelihood of the training data over its last 5 of 20 checkpoints);
+  4x4 bars and stripes with 16 hidden units, reported seeds 0-9, each arm's rate chosen on
+  validation seeds 10 and 11 per budget; each arm's chosen rates rerun with one starting
+  weight nudged by 1e-12.  Read for the rise and fall (:func:`rise_and_fall`: the best window
+  of 5 consecutive checkpoints of a budget against its final window), for the estimators at
+  their best rates and for 14 against 100 chains.  :data:`EXTENDED_GRID` (``--parts
+  extended``) adds 3x3 bars and stripes (seeds 0-4), CD-1 with weight decay 1e-4 and 1e-3 as
+  two more arms, and rate 0.003;
+* ``sweeps``: CD-10 at a tenth of the main budgets (600 and 2400 updates), rates 0.01-1.0,
+  the same seeds and data sets: against CD-1 of the main grid at equal Gibbs sweeps, each at
+  its best rate (referee PR-3);
 * ``chains_and_steps``: PCD-1 with 100 and with 1000 chains and PCD-10 with 100 chains at rate
   0.3 on 4x4 bars and stripes, 1500 and 6000 updates (referee TR-5: do more chains help as much
   as more steps?);
 * ``sign``: the quickstart's configuration (3x3 bars and stripes, 16 hidden units, weights from
   N(0, 0.01^2), rate 0.1, full batch, CD-1 and CD-10), every update's exact log-likelihood for
   the first 1000 updates, with the right sign and reversed, seeds 0-9 (and 4x4 bars and stripes
-  alongside); the same runs nudged by 1e-12.
+  alongside); the same runs nudged by 1e-12;
+* ``along``: the CD-1 mechanism (referee TR-6) on chapter 6's run (4x4, seed 1, rate 0.3):
+  the mean CD-1 update's component along the exact gradient at seven stops, from 60,000
+  one-step chains per pattern (:func:`moved_projections`); the run continued from update 3600
+  to 6000 one update at a time, each update's change split into its first-order term and the
+  remainder (:func:`first_order_and_remainder`); at the late stops the remainder of single
+  updates and of their mean (:func:`one_update`).
 
 Writes ``core_recipe.json`` (the main grid's table of :func:`experiments.run_grid`, with the
-other two as sections) and prints the sentences.  About 25 minutes of one core from scratch
-(estimated from per-run costs: the main grid's 192 + 80 nudged runs about 20, the chains'
-33 + 30 about 3, the 120 sign runs about 2; on a shared machine, with a pool of 2, they took
-46 + 8 and 13 minutes of wall time; the cache was written in pieces with ``--reuse``).  At
-24,000 updates CD-1 and both PCD arms chose 0.01, the smallest rate (the sentences say "at an
-end of the grid"), so a rate 0.003 is the next to add.  Single-
-threaded and seeded, so another machine gives the same numbers up to rounding
-(``tests/test_core_recipe_cache.py`` re-derives some runs).
+others as sections) and prints the sentences.  Costs of one core, from scratch: the main grid
+about 20 minutes (the extended grid about 25 more), the sweeps 2, the chains 3, the sign runs
+2, the along section 1.5; on the shared machine the cache was written in pieces with
+``--reuse`` and ``--parts``.  Single-threaded and seeded, so another machine gives the same
+numbers up to rounding (``tests/test_core_recipe_cache.py`` re-derives some runs).
 """
 
 import dataclasses
@@ -57,16 +65,35 @@ from rbm.training import train  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parent.parent / "chapters" / "data"
 STEM = "core_recipe"
-#: The protocol's second data set, 3x3 bars and stripes, is not yet in the grid: it did not fit
-#: the machine's time when the cache was written (add it here and run ``--reuse``: the 4x4
-#: cells are kept; about 15 min of one core more: 192 + about 80 nudged runs).  Until then
-#: every sentence names 4x4.
-DATA_SETS = ("bars and stripes 4x4",)
+#: 4x4 bars and stripes with ten reported seeds; the protocol's second data set, 3x3, with five
+#: (to keep the added cost near a quarter of an hour of one core)
+DATA_SETS = ("bars and stripes 4x4", "bars and stripes 3x3")
+SEEDS = {"bars and stripes 4x4": tuple(range(10)), "bars and stripes 3x3": tuple(range(5))}
+#: weight decay, a nuisance of CD-1: each decay an arm, at its own best rate
+DECAYS = (1e-4, 1e-3)
+ESTIMATOR_ARMS = ("CD-1", "CD-10", "PCD-1 (100 chains)", "PCD-1 (14 chains)")
 ARMS = {"CD-1": ex.Arm("CD-1"), "CD-10": ex.Arm("CD-10"),
         "PCD-1 (100 chains)": ex.Arm("PCD-1", chains=100),
-        "PCD-1 (14 chains)": ex.Arm("PCD-1", chains=14)}
-GRID = ex.Grid(arms=ARMS, rates=(0.01, 0.03, 0.1, 0.3), seeds=tuple(range(10)),
-               validation_seeds=(10, 11), budgets=(6000, 24000), data_sets=DATA_SETS)
+        "PCD-1 (14 chains)": ex.Arm("PCD-1", chains=14),
+        **{f"CD-1, decay {d:g}": ex.Arm("CD-1", weight_decay=d) for d in DECAYS}}
+#: The grid the cache holds: 4x4 bars and stripes, the four estimator arms, rates 0.01-0.3
+GRID = ex.Grid(arms={name: ARMS[name] for name in ESTIMATOR_ARMS},
+               rates=(0.01, 0.03, 0.1, 0.3), seeds=SEEDS["bars and stripes 4x4"],
+               validation_seeds=(10, 11), budgets=(6000, 24000),
+               data_sets=("bars and stripes 4x4",))
+#: The grid to run next (``--parts extended``, with ``--reuse``: GRID's cells are kept): 3x3 as
+#: the second data set, the two decay arms, and rate 0.003 (CD-1 and both PCD arms chose 0.01,
+#: the smallest rate, at 24,000 updates).  About 25 minutes of one core more; on the shared
+#: machine in November 2026 it got 3 % of a core per process and was not finished.  When it
+#: is in the cache, make it GRID (and the cache test's expectations follow).
+EXTENDED_GRID = ex.Grid(arms=ARMS, rates=(0.003, 0.01, 0.03, 0.1, 0.3), seeds=SEEDS,
+                        validation_seeds=(10, 11), budgets=(6000, 24000), data_sets=DATA_SETS)
+#: CD-10 at a tenth of the main grid's budgets: against CD-1 of the main grid, equal numbers
+#: of Gibbs sweeps (referee PR-3), each at its best rate (1.0 and 3.0 added: CD-10 chose 1.0 at
+#: 600 updates)
+SWEEPS_GRID = ex.Grid(arms={"CD-10": ex.Arm("CD-10")}, rates=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0),
+                      seeds=SEEDS, validation_seeds=(10, 11), budgets=(600, 2400),
+                      data_sets=DATA_SETS)
 CHAINS_GRID = ex.Grid(
     arms={"PCD-1 (100 chains)": ex.Arm("PCD-1", chains=100),
           "PCD-1 (1000 chains)": ex.Arm("PCD-1", chains=1000),
@@ -85,6 +112,9 @@ ESTIMATORS = ("CD-1", "CD-10", "PCD-1 (100 chains)")
 #: (a, b) pairs of the estimator question, a the arm expected ahead
 PAIRS = (("CD-10", "CD-1"), ("CD-10", "PCD-1 (100 chains)"), ("PCD-1 (100 chains)", "CD-1"))
 CHAIN_PAIRS = (("PCD-1 (100 chains)", "PCD-1 (14 chains)"),)
+#: weight decay against none, and CD-10 against CD-1 with decay
+DECAY_PAIRS = tuple((f"CD-1, decay {d:g}", "CD-1") for d in DECAYS) + tuple(
+    ("CD-10", f"CD-1, decay {d:g}") for d in DECAYS)
 STEP_PAIRS = (("PCD-1 (1000 chains)", "PCD-1 (100 chains)"),
               ("PCD-10 (100 chains)", "PCD-1 (100 chains)"),
               ("PCD-1 (1000 chains)", "PCD-10 (100 chains)"))
@@ -251,6 +281,13 @@ def comparison_sentences(table, pairs, *, values=ex.VALUES):
     return out
 
 
+def sweeps_sentences(table):
+    """CD-10 after a tenth of the updates against CD-1 (equal Gibbs sweeps)."""
+    return [ex.sentence(ex.compare(table["sweeps"], "CD-10", "CD-1", data_set=data_set,
+                                   budget=budget // 10, against=(table, budget)))
+            for data_set in table["grid"]["data_sets"] for budget in table["grid"]["budgets"]]
+
+
 def margin_count(table, a, b, *, data_set, budget, margin=QUICKSTART_MARGIN, rates=None):
     """In how many reported seeds `a` ended more than `margin` above `b` (each at its best
     rate, or at `rates`)."""
@@ -283,6 +320,12 @@ def print_sentences(table):
     print("\n".join(comparison_sentences(table, PAIRS)))
     print("\n3. PCD-1's chains, each at its best rate:")
     print("\n".join(comparison_sentences(table, CHAIN_PAIRS)))
+    if all(a in table["grid"]["arms"] for pair in DECAY_PAIRS for a in pair):
+        print("\n3b. Weight decay, each decay at its best rate:")
+        print("\n".join(comparison_sentences(table, DECAY_PAIRS)))
+    if "sweeps" in table:
+        print("\n3c. CD-10 against CD-1 at equal Gibbs sweeps, each at its best rate:")
+        print("\n".join(sweeps_sentences(table)))
     print("\nThe quickstart's margins:")
     print("\n".join(quickstart_margin_sentences(table)))
     if "chains_and_steps" in table:
@@ -293,20 +336,193 @@ def print_sentences(table):
             print(ex.fall_sentence(ex.rise_and_fall(chains, arm, 0.3,
                                                     data_set=chains["grid"]["data_sets"][0],
                                                     budget=max(chains["grid"]["budgets"]))))
+    if "along" in table:
+        c = table["along"]["continued"]
+        print(f"\n5. CD-1's mechanism (4x4, seed 1, rate {table['along']['rate']:g}): over "
+              f"updates {ALONG_FROM}-{ALONG_TO} the first-order term {c['first']:+.1e} +- "
+              f"{c['first_se']:.0e} and the remainder {c['remainder']:+.1e} +- "
+              f"{c['remainder_se']:.0e} nats per update")
     if "sign" in table:
         print("\n4. The sign line:")
         print("\n".join(sign_sentences(table["sign"])))
 
 
-def run_chains(output, processes, reuse):
-    """Run :data:`CHAINS_GRID` into the cache's ``chains_and_steps`` section."""
+def run_section(output, processes, reuse, section, grid):
+    """Run `grid` into the cache's `section` (``chains_and_steps``: :data:`CHAINS_GRID`;
+    ``sweeps``: :data:`SWEEPS_GRID`)."""
     path = Path(output) / f"{STEM}.json"
     table = ex.read_cache(path)
-    old = table.get("chains_and_steps") if reuse else None
+    old = table.get(section) if reuse else None
     start = time.time()
-    chains = ex.run_grid(CHAINS_GRID, processes=processes, reuse=old)
-    chains["wall_seconds"] = time.time() - start
-    table["chains_and_steps"] = chains
+    runs = ex.run_grid(grid, processes=processes, reuse=old)
+    runs["wall_seconds"] = time.time() - start
+    table[section] = runs
+    ex.write_cache(table, path, table.pop("description"))
+    return table
+
+
+#: the CD-1 mechanism (referee TR-6): chapter 6's CD-1 run (4x4, seed 1, rate 0.3, full batch),
+#: at these updates the mean CD-1 update's component along the exact gradient's unit vector
+ALONG_RATE = 0.3
+ALONG_SEED = 1
+ALONG_STOPS = (300, 900, 1200, 2400, 3600, 4800, 6000)
+#: one-step chains per training pattern at each stop (each conditioned on leaving its pattern,
+#: :func:`moved_projections`), in chunks of ALONG_CHUNK drawn in turn from one generator
+ALONG_CHAINS = 60_000
+ALONG_CHUNK = 5_000
+#: the run continued by hand from the first late stop to the last, every update's first-order
+#: term and remainder recorded (:func:`first_order_and_remainder`)
+ALONG_FROM, ALONG_TO = 3600, 6000
+#: draws of one update at each late stop, for the remainder of one update and of the mean one
+ALONG_DRAWS = 300
+
+
+def moved_projections(model, gradient, v0, rng, *, weighted=True):
+    """One unbiased draw per row of `v0` of the CD-1 statistics' projection on `gradient`
+    (an :class:`rbm.Gradient`): ``v0 W_g p0 - v1 W_g p1 + (v0 - v1) b_g + (p0 - p1) c_g``,
+    with ``p = p(h = 1 | v)``.
+
+    A chain that returns to its start (``v1 = v0``) projects to 0 exactly, and most do, so
+    instead of one plain draw of ``v1`` this draws ``h0 ~ p(h | v0)``, then ``v1`` from
+    ``p(v1 | h0)`` conditioned on ``v1 != v0`` (the first pixel that differs, then the rest
+    freely) and weighs the projection by ``P(v1 != v0 | h0)``: the same mean, a smaller
+    variance.  (``weighted=False`` leaves the weight out: a wrong mean, for a test.)
+    """
+    p0 = model.prob_h_given_v(v0)
+    h0 = model.sample_h_given_v(v0, rng=rng)
+    pv = model.prob_v_given_h(h0)
+    differ = np.where(v0 > 0.5, 1 - pv, pv)  # P(v1_i != v0_i | h0)
+    same = np.cumsum(np.log1p(-differ), axis=1)
+    moved = -np.expm1(same[:, -1])  # P(v1 != v0 | h0)
+    first = np.exp(np.hstack([np.zeros((len(v0), 1)), same[:, :-1]])) * differ
+    u = rng.random(len(v0)) * first.sum(axis=1)
+    at = np.minimum((np.cumsum(first, axis=1) < u[:, None]).sum(axis=1), v0.shape[1] - 1)
+    free = (rng.random(v0.shape) < pv).astype(float)
+    v1 = np.where(np.arange(v0.shape[1]) < at[:, None], v0, free)
+    rows = np.arange(len(v0))
+    v1[rows, at] = 1 - v0[rows, at]
+    p1 = model.prob_h_given_v(v1)
+    g = gradient
+    projection = ((v0 @ g.W * p0).sum(1) - (v1 @ g.W * p1).sum(1) + (v0 - v1) @ g.b
+                  + (p0 - p1) @ g.c)
+    return moved * projection if weighted else projection
+
+
+def along_gradient(model, data, chains, rng, chunk=ALONG_CHUNK, draw=moved_projections):
+    """The mean CD-1 update's component along the unit vector of the exact gradient of the
+    mean log-likelihood, its standard error (from `chains` chains per row, each drawn by
+    `draw`, :func:`moved_projections`), and the gradient's norm."""
+    from rbm import exact
+
+    g = exact.gradient(model, data)
+    norm = float(np.sqrt((g.W**2).sum() + (g.b**2).sum() + (g.c**2).sum()))
+    total, squares = np.zeros(len(data)), np.zeros(len(data))
+    for start in range(0, chains, chunk):
+        size = min(chunk, chains - start)
+        draws = draw(model, g, np.repeat(data, size, axis=0), rng)
+        draws = draws.reshape(len(data), size)
+        total += draws.sum(axis=1)
+        squares += (draws**2).sum(axis=1)
+    mean = total / chains
+    variance = (squares - chains * mean**2) / (chains - 1)
+    se = np.sqrt((variance / chains).sum()) / len(data)
+    return float(mean.mean() / norm), float(se / norm), norm
+
+
+def _moved(model, step, rate):
+    out = model.copy()
+    out.W += rate * step.W
+    out.b += rate * step.b
+    out.c += rate * step.c
+    return out
+
+
+def first_order_and_remainder(model, data, updates, rate, rng):
+    """Continue `model` (a copy) for `updates` full-batch CD-1 updates ``theta += rate * d``,
+    ``d = CD(1).gradient``, and split each update's change of the exact mean log-likelihood
+    into its first-order term ``rate * grad(theta) . d`` and the remainder.  Summed, the two
+    are the run's change exactly; the first-order terms' noise averages out over the updates.
+
+    Returns the per-update means and standard errors of both, and the start and end values.
+    """
+    from rbm import exact
+
+    model = model.copy()
+    first, rest = np.empty(updates), np.empty(updates)
+    value = start = exact.log_likelihood(model, data)
+    for t in range(updates):
+        step = CD(1).gradient(model, data, rng=rng)
+        first[t] = rate * step.flat() @ exact.gradient(model, data).flat()
+        model = _moved(model, step, rate)
+        new = exact.log_likelihood(model, data)
+        rest[t] = new - value - first[t]
+        value = new
+
+    def se(x):
+        return float(x.std(ddof=1) / np.sqrt(len(x)))
+
+    return {"updates": updates, "start": start, "end": value,
+            "first": float(first.mean()), "first_se": se(first),
+            "remainder": float(rest.mean()), "remainder_se": se(rest)}
+
+
+def one_update(model, data, draws, rate, rng):
+    """At `model`: the mean change of the exact log-likelihood over `draws` single CD-1
+    updates, the mean remainder beyond first order, and the remainder of their mean update
+    (the update without its noise, up to 1/draws of it)."""
+    from rbm import exact
+
+    gradient = exact.gradient(model, data).flat()
+    base = exact.log_likelihood(model, data)
+    steps = [CD(1).gradient(model, data, rng=rng) for _ in range(draws)]
+    changes = np.array([exact.log_likelihood(_moved(model, d, rate), data) - base
+                        for d in steps])
+    rest = changes - rate * np.array([d.flat() @ gradient for d in steps])
+    mean = Gradient(**{name: np.mean([d.fields[name] for d in steps], axis=0)
+                       for name in steps[0].fields})
+    mean_rest = (exact.log_likelihood(_moved(model, mean, rate), data) - base
+                 - rate * mean.flat() @ gradient)
+    return {"change": float(changes.mean()),
+            "change_se": float(changes.std(ddof=1) / np.sqrt(draws)),
+            "remainder": float(rest.mean()),
+            "remainder_se": float(rest.std(ddof=1) / np.sqrt(draws)),
+            "mean_step_remainder": float(mean_rest)}
+
+
+def run_along(chains=ALONG_CHAINS, stops=ALONG_STOPS):
+    """The ``along`` section: chapter 6's CD-1 run retrained in pieces; at each stop its
+    exact log-likelihood and :func:`along_gradient` (generator seeded by the stop)."""
+    from rbm import exact
+
+    data = ex.DATA_SETS["bars and stripes 4x4"][0]()
+    model = ex.starting_model("bars and stripes 4x4", ALONG_SEED)
+    rng, done, rows = np.random.default_rng(ALONG_SEED), 0, []
+    start = time.process_time()
+    with threadpool_limits(1, user_api="blas"):
+        for until in stops:
+            train(model, data, CD(1), learning_rate=ALONG_RATE, epochs=until - done,
+                  batch_size=len(data), rng=rng)
+            done = until
+            along, se, norm = along_gradient(model, data, chains,
+                                             np.random.default_rng(until))
+            rows.append({"update": until, "log_likelihood": exact.log_likelihood(model, data),
+                         "along": along, "se": se, "norm": norm})
+            if until >= ALONG_FROM:
+                rows[-1]["one_update"] = one_update(model, data, ALONG_DRAWS, ALONG_RATE,
+                                                    np.random.default_rng(until + 1))
+            if until == ALONG_FROM:
+                continued = first_order_and_remainder(model, data, ALONG_TO - ALONG_FROM,
+                                                      ALONG_RATE, np.random.default_rng(until))
+            print(f"  {until:5d} updates: along {along:+.2e} +- {se:.1e}", flush=True)
+    return {"rate": ALONG_RATE, "seed": ALONG_SEED, "chains": chains, "chunk": ALONG_CHUNK,
+            "draws": ALONG_DRAWS, "stops": rows, "continued": continued,
+            "cpu_seconds": time.process_time() - start}
+
+
+def add_along(output):
+    path = Path(output) / f"{STEM}.json"
+    table = ex.read_cache(path)
+    table["along"] = run_along()
     ex.write_cache(table, path, table.pop("description"))
     return table
 
@@ -319,22 +535,25 @@ def add_sign(output, processes=1):
     return table
 
 
-def main_grid(output, processes, reuse, only=None):
-    """Run :data:`GRID` (only on the data set `only`, if given) and write the cache."""
+def main_grid(output, processes, reuse, only=None, grid=GRID):
+    """Run `grid` (:data:`GRID`; only on the data set `only`, if given) and write the
+    cache."""
     path = Path(output) / f"{STEM}.json"
     old = ex.read_cache(path) if path.exists() else None
-    grid = GRID if only is None else dataclasses.replace(GRID, data_sets=(only,))
+    if only is not None:
+        grid = dataclasses.replace(grid, data_sets=(only,), seeds={only: grid.seeds_of(only)})
     start = time.time()
     table = ex.run_grid(grid, processes=processes, reuse=old if reuse else None)
     table["wall_seconds"] = time.time() - start
-    for key in ("chains_and_steps", "sign"):
+    for key in ("chains_and_steps", "sign", "sweeps", "along"):
         if old is not None and key in old:
             table[key] = old[key]
     ex.write_cache(table, path, __doc__.split("\n\n")[0])
     return table
 
 
-def main(output=OUTPUT, processes=1, reuse=False, parts=("main", "chains", "sign")):
+def main(output=OUTPUT, processes=1, reuse=False,
+         parts=("main", "chains", "sign", "sweeps", "along")):
     """Run the `parts` (``main``: :data:`GRID`; ``chains``: :data:`CHAINS_GRID`; ``sign``:
     :func:`run_sign`), writing the cache after each, and print the sentences."""
     start = time.time()
@@ -342,9 +561,15 @@ def main(output=OUTPUT, processes=1, reuse=False, parts=("main", "chains", "sign
         if part == "main":
             main_grid(output, processes, reuse)
         elif part == "chains":
-            run_chains(output, processes, reuse)
+            run_section(output, processes, reuse, "chains_and_steps", CHAINS_GRID)
         elif part == "sign":
             add_sign(output, processes)
+        elif part == "sweeps":
+            run_section(output, processes, reuse, "sweeps", SWEEPS_GRID)
+        elif part == "along":
+            add_along(output)
+        elif part == "extended":
+            main_grid(output, processes, reuse, grid=EXTENDED_GRID)
         elif part.startswith("main:"):
             main_grid(output, processes, reuse, only=part[5:])
         else:
@@ -362,7 +587,7 @@ if __name__ == "__main__":
         i = args.index("--processes")
         processes = int(args[i + 1])
         del args[i:i + 2]
-    parts = ("main", "chains", "sign")
+    parts = ("main", "chains", "sign", "sweeps", "along")
     if "--parts" in args:
         i = args.index("--parts")
         parts = tuple(args[i + 1].split(","))
