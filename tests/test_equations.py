@@ -54,3 +54,12 @@ def test_phone_marks_sit_in_display_math_only(notebook):
                for line in DISPLAY_MATH.sub("", "".join(cell["source"])).splitlines()
                if "%brk" in line]
     assert not outside, f"{notebook.name}: '%brk' outside display math: {outside}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_equation_references_are_not_put_in_a_second_pair_of_parentheses(notebook):
+    """``{eq}`` prints "(1.3)" itself (math_eqref_format in _config.yml)."""
+    text = "".join("".join(cell["source"]) for cell in json.loads(notebook.read_text())["cells"]
+                   if cell["cell_type"] == "markdown")
+    doubled = re.findall(r"\(\{eq\}`[^`]*`", text)
+    assert not doubled, f"{notebook.name}: '(' before an equation reference: {doubled}"
