@@ -189,9 +189,10 @@ principles-nudged: $(STAMP)
 # which chapters/checking_an_implementation reads; re-execute it after). Their dependencies
 # (torch among them) live in their own environment, .venv-real, never in requirements.txt.
 REAL_VENV := .venv-real
-real-implementations: requirements.txt tools/requirements-real-implementations.txt
+real-implementations: requirements.txt tools/requirements-real-implementations.txt tools/requirements-real-implementations-nodeps.txt
 	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
 	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tools/requirements-real-implementations.txt
+	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -r tools/requirements-real-implementations-nodeps.txt
 	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(REAL_VENV)/bin/python tools/check_real_implementations.py
 
