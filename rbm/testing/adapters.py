@@ -244,8 +244,9 @@ def from_jax(f, *, x64=True, key_first=True):
     valid_callable(f, "f")
     jax = _library("jax", "from_jax", "jax")
     jnp = importlib.import_module("jax.numpy")
-    enable_x64 = getattr(jax, "enable_x64", None) or importlib.import_module(
-        "jax.experimental").enable_x64
+    enable_x64 = getattr(jax, "enable_x64", None)  # a config object: no truth value
+    if enable_x64 is None:  # older JAX
+        enable_x64 = importlib.import_module("jax.experimental").enable_x64
     dtype = "float64" if x64 else "float32"
 
     @functools.wraps(f)
