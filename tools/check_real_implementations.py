@@ -508,9 +508,7 @@ def kaiwu_rows():
         "what": "get_hidden and get_visible write the probabilities into a buffer made by "
                 "torch.zeros in the default dtype, float32 (restricted_boltzmann_machine.py:83 "
                 "and 103), whatever the model's dtype",
-        "float32 values": bool(np.array_equal(found.astype(np.float32), found)),
-        "largest difference from E[h|v] by hand": float(np.abs(
-            found - sigmoid(STATES @ W + C)).max())})
+        **float32_evidence({"E[h|v] by hand": (found, sigmoid(STATES @ W + C))})})
     rows.append(row)
     return rows
 
@@ -732,6 +730,15 @@ def sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def float32_evidence(pairs):
+    """Whether the first pair's values are float32 numbers, and each pair's largest difference
+    (keys "largest difference from <name>")."""
+    found = next(iter(pairs.values()))[0]
+    return {"float32 values": bool(np.array_equal(found.astype(np.float32), found)),
+            **{f"largest difference from {name}": float(np.abs(a - b).max())
+               for name, (a, b) in pairs.items()}}
+
+
 def tempering_law_by_hand(W, b, c, betas):
     """The exact stationary law of the beta = 1 replica of two-replica tempering as rbms
     runs it: one Gibbs step at each beta of exp(-beta E(v, h)), then a swap accepted with
@@ -811,10 +818,8 @@ def jax_rows():
         "what": "JAX computes in float32 unless 64-bit types are enabled (jax_enable_x64); "
                 "the same code with them passes (the row 'free energy, x64'); by hand in "
                 "NumPy over the 16 states",
-        "float32 values": bool(np.array_equal(found32.astype(np.float32), found32)),
-        "largest difference from F by hand, float32": float(np.abs(found32 - by_hand).max()),
-        "largest difference from F by hand, x64": float(np.abs(
-            x64["free_energy"](STATES) - by_hand).max())})
+        **float32_evidence({"F by hand, float32": (found32, by_hand),
+                            "F by hand, x64": (x64["free_energy"](STATES), by_hand)})})
     rows.append(strict)
     return rows
 
