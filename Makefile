@@ -62,7 +62,8 @@ help:
 	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make mixing   the exact-ascent control run of the tempering chapter (5 s)"
 	@echo "make stacks   greedy layer-wise training checked exactly, for stacks_of_rbms (about 5 min)"
-	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
+	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real;"
+	@echo "               about 2 CPU min, plus 9 for pydbm's one-time build)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
