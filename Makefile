@@ -63,7 +63,8 @@ help:
 	@echo "make mixing   the exact-ascent control run and the constant-rate PCD runs of the"
 	@echo "               tempering chapter (30 s)"
 	@echo "make stacks   greedy training, a third layer and a DBM checked exactly, for stacks_of_rbms (about 8 min)"
-	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
+	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real;"
+	@echo "               about 2 CPU min, plus 9 for pydbm's one-time build)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
 
@@ -190,9 +191,10 @@ principles-nudged: $(STAMP)
 # which chapters/checking_an_implementation reads; re-execute it after). Their dependencies
 # (torch among them) live in their own environment, .venv-real, never in requirements.txt.
 REAL_VENV := .venv-real
-real-implementations: requirements.txt tools/requirements-real-implementations.txt
+real-implementations: requirements.txt tools/requirements-real-implementations.txt tools/requirements-real-implementations-nodeps.txt
 	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
 	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tools/requirements-real-implementations.txt
+	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -r tools/requirements-real-implementations-nodeps.txt
 	$(REAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(REAL_VENV)/bin/python tools/check_real_implementations.py
 

@@ -62,7 +62,9 @@ def test_every_defect_is_shown_by_hand(cache):
     # a defect's evidence holds a computation of its own that differs from the exact value
     defects = [(library, row) for library, entry in cache["libraries"].items()
                for row in entry["checks"] if row.get("classification") == "defect of the library"]
-    assert {library for library, _ in defects} == {"scikit-learn", "boltzmannclean", "rbms"}
+    assert {library for library, _ in defects} == {
+        "scikit-learn", "boltzmannclean", "rbms", "learnergy", "paysage", "pydbm",
+        "kaiwu-torch-plugin"}
     for library, row in defects:
         assert isinstance(row["evidence"], dict) and row["evidence"]["what"], (library, row)
 
@@ -111,6 +113,9 @@ def test_the_third_party_libraries_are_not_needed_here():
     for name in ("torch", "rbms", "boltzmannclean", "jax", "jaxlib"):
         assert name not in pinned("requirements.txt")
         assert name in pinned("tools/requirements-real-implementations.txt")
+    for name in ("learnergy", "paysage", "pydbm", "kaiwu-torch-plugin"):
+        assert name not in pinned("requirements.txt")
+        assert name in pinned("tools/requirements-real-implementations-nodeps.txt")
 
 
 def test_the_tempering_law_by_hand_is_reproduced_and_exact_without_tempering(cache):
@@ -162,11 +167,123 @@ def test_the_jax_float32_failure_is_rounding_re_derived_without_jax(cache):
                            "re-derived only there")
 def test_the_jax_rows_are_reproduced(cache):
     _, cached = jax_entry(cache)
-    rows = cri.jax_rows()
+    assert_rows_reproduced(cri.jax_rows(), cached, ("largest_z", "found", "expected"), RTOL)
+
+
+def assert_rows_reproduced(rows, cached, keys, rtol):
+    """The re-run rows: the same checks, verdicts, and numbers within rtol."""
     assert [r["check"] for r in rows] == list(cached)
     for new in rows:
         old = cached[new["check"]]
         assert new["passed"] == old["passed"], new["check"]
-        for key in ("largest_z", "found", "expected"):
+        for key in keys:
             if old.get(key) is not None:
-                assert_close(new[key], old[key], (new["check"], key), rtol=RTOL)
+                assert_close(new[key], old[key], (new["check"], key), rtol=rtol)
+
+
+# ---------------------------------------------------------------- the four libraries of issue 46
+NEW = ("learnergy", "paysage", "pydbm", "kaiwu-torch-plugin")
+
+
+def rows_of(cache, library):
+    return {row["check"]: row for row in cache["libraries"][library]["checks"]}
+
+
+def test_the_adapters_shown_are_the_scripts_and_short(cache):
+    for library in NEW:
+        entry = cache["libraries"][library]
+        assert entry["adapter"] == cri.inspect.getsource(cri.WRAPPERS[library]), library
+        assert entry["wrapper_lines"] == cri.wrapper_lines(library) <= 20, library
+    assert cri.wrapper_lines("learnergy") <= 15 and cri.wrapper_lines("paysage") <= 15
+
+
+def test_each_defect_is_named_or_said_untested(cache):
+    """The causes the review found, as the cached messages name them."""
+    named = {
+        ("pydbm", "conditionals"): "computed alone",
+        ("pydbm", "training step, a true Bernoulli unit, momentum 0, dropout 0"):
+            "summed over the rows",
+        ("pydbm", "training step, a true Bernoulli unit, SGD(momentum=0.9), dropout 0"):
+            "-6 times the expected value",
+        ("paysage", "free energy as TAPLogLikelihood computes it"): "hidden bias c is added twice",
+        ("paysage", "free energy as TAPLogLikelihood computes it, hidden biases + 10"):
+            "hidden bias c is added twice",
+        ("learnergy", "conditionals, DropoutRBM, dropout 0.5 (its default)"):
+            "Two calls on the same input returned different values",
+        ("learnergy", "gibbs step, RBM(temperature=2)"): "temperature",
+        ("kaiwu-torch-plugin", "conditionals of a float64 model (get_hidden, get_visible)"):
+            "float64 in, float32 out",
+    }
+    untested = {("learnergy", "free energy (energy), hidden biases + 20.3"),
+                ("paysage", "pcd's persistent chains across calls, beta_std 0.6 (the trainer's "
+                            "default)"),
+                ("pydbm", "training step, a true Bernoulli unit, momentum 0, dropout 0.5 (its "
+                          "default)")}
+    for (library, check), phrase in named.items():
+        row = rows_of(cache, library)[check]
+        assert not row["passed"] and phrase in row["message"], (library, check, row["message"])
+    for library, check in untested:
+        row = rows_of(cache, library)[check]
+        assert not row["passed"] and "No tested cause fits" in row["message"], row["message"]
+        assert "restarted at the batch:" not in row["message"]
+    for library in NEW:  # no message of an old version: |z| of a passing verdict, a generic list
+        for row in cache["libraries"][library]["checks"]:
+            assert "largest |z|" not in row["message"] and "Common causes" not in row["message"]
+
+
+def test_pydbm_conditionals_re_derived_without_pydbm(cache):
+    """Its LogisticFunction by hand (NumPy) fails the check with the cached message."""
+    row = rows_of(cache, "pydbm")["conditionals"]
+    by_hand = cri.pydbm_logistic_by_hand
+    new = cri.run(cri.testing.check_conditionals, cri.MODEL,
+                  prob_h_given_v=lambda v: by_hand(v @ cri.W + cri.C),
+                  prob_v_given_h=lambda h: by_hand(h @ cri.W.T + cri.B))
+    assert new["message"] == row["message"]
+    assert row["evidence"]["largest difference from the library, by hand"] <= 1e-15
+    assert row["evidence"]["row 5 alone"] != row["evidence"]["row 5 in the batch of 16"]
+
+
+def test_paysage_tap_free_energy_re_derived_without_paysage(cache):
+    """Its cached value is F of the model with the hidden biases doubled, in float32."""
+    for check, model in (("free energy as TAPLogLikelihood computes it", cri.MODEL),
+                         ("free energy as TAPLogLikelihood computes it, hidden biases + 10",
+                          cri.hot(10.0))):
+        row = rows_of(cache, "paysage")[check]
+        state = np.array([float(x) for x in row["entry"][2:-1].split(", ")])
+        doubled = cri.rbm.RBM(model.W, model.b, 2 * model.c)
+        assert_close(float(model.free_energy(state[None])[0]), row["expected"], check,
+                     rtol=RTOL)
+        assert row["found"] == pytest.approx(float(doubled.free_energy(state[None])[0]),
+                                             rel=1e-6)
+        assert row["evidence"]["largest difference from F by hand with 2c"] <= 1e-5
+
+
+def test_learnergy_softplus_threshold_re_derived_without_torch(cache):
+    row = rows_of(cache, "learnergy")["free energy (energy), hidden biases + 20.3"]
+    model = cri.hot(20.3)
+    state = np.array([float(x) for x in row["entry"][2:-1].split(", ")])
+    x = state @ model.W + model.c
+    dropped = np.log1p(np.exp(-x[x > 20])).sum()
+    assert_close(float(model.free_energy(state[None])[0]), row["expected"], "F", rtol=RTOL)
+    assert row["found"] - row["expected"] == pytest.approx(dropped, rel=1e-4)
+    assert row["evidence"]["largest difference from F by hand less the dropped terms"] <= 1e-12
+
+
+def test_kaiwu_float32_conditionals_re_derived_without_kaiwu(cache):
+    row = rows_of(cache, "kaiwu-torch-plugin")[
+        "conditionals of a float64 model (get_hidden, get_visible)"]
+    exact = 1 / (1 + np.exp(-(cri.STATES @ cri.W + cri.C)))
+    assert np.float32(row["found"]) == row["found"]  # a float32 number
+    assert row["found"] in exact.astype(np.float32).astype(float)
+    assert row["evidence"]["float32 values"]
+
+
+@pytest.mark.parametrize("library", NEW)
+def test_the_new_libraries_rows_are_reproduced(cache, library):
+    if importlib.util.find_spec(library.split("-")[0] if library != "kaiwu-torch-plugin"
+                                else "kaiwu") is None:
+        pytest.skip(f"{library} is not installed here (it is in .venv-real, from "
+                    "tools/requirements-real-implementations-nodeps.txt)")
+    # rtol 1e-6: float32 libraries and PyTorch's kernels round differently across processors
+    assert_rows_reproduced(cri.ROWS[library](), rows_of(cache, library),
+                           ("found", "expected", "smallest_p"), 1e-6)

@@ -6,8 +6,11 @@ compares what they return with the exact values this package computes by
 enumeration: the conditionals, the Gibbs transition matrix, the free
 energy, :math:`\log Z`, the likelihood, the pseudo-likelihood, the exact
 gradient and the exact expectation of the CD-k and persistent-CD
-estimates.  A PyTorch or JAX implementation is wrapped in one line, e.g.
-``lambda v: my_rbm.p_h(torch.from_numpy(v)).numpy()``.
+estimates.  A PyTorch or JAX implementation is wrapped by :func:`from_torch` or
+:func:`from_jax` (tensors of a stated dtype and device in, ``.detach()`` and NumPy out, the
+library's global generator seeded from the check's at every call), e.g.
+``from_torch(my_rbm.p_h)``; :func:`from_numpy` seeds NumPy's global generator, and
+:func:`free_energy_from_energy` builds a free energy from a joint energy.
 
 **Parameters.**  ``model`` is an :class:`~rbm.model.RBM` or a tuple ``(W, b, c)``
 (the binary model).  The convention is the book's,
@@ -110,7 +113,8 @@ from rbm.testing.gradients import expected_pcd_gradient, centred_gradient, netwo
 from rbm.testing.samplers import check_sampler, check_gibbs_step, check_stationary_law
 from rbm.testing.exact_values import (check_conditionals, check_free_energy, check_log_likelihood,
                                       check_pseudo_likelihood, check_joint_energy)
-from rbm.testing.adapters import free_energy_from_energy
+from rbm.testing.adapters import (free_energy_from_energy, from_jax, from_numpy, from_torch,
+                                   per_row)
 from rbm.testing.log_partition import check_log_partition, check_log_partition_estimator
 from rbm.testing.estimators import (check_gradient_estimator, check_training_step,
                                     check_persistent_estimator)
@@ -128,8 +132,9 @@ __all__ = ["MAX_BITS", "MIN_MEAN_DRAWS", "SIZING_Z", "CheckResult", "CheckFailed
            "check_stationary_law", "check_free_energy", "check_log_partition",
            "check_log_partition_estimator", "check_log_likelihood", "check_pseudo_likelihood",
            "expected_pcd_gradient", "centred_gradient", "network_gradient",
-           "check_gradient_estimator", "check_training_step", "check_persistent_estimator", "check_joint_energy",
-           "free_energy_from_energy", "PROVIDES", "SuiteReport", "SuiteRow",
+           "check_gradient_estimator", "check_training_step", "check_persistent_estimator",
+           "check_joint_energy", "free_energy_from_energy", "from_torch", "from_jax",
+           "from_numpy", "per_row", "PROVIDES", "SuiteReport", "SuiteRow",
            "check_implementation", "parametrize_with_checks"]
 
 # The classes are rbm.testing's, wherever they are written: tracebacks and reprs say

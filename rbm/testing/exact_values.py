@@ -92,7 +92,7 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
                          f"'prob_v_given_h', got {float64!r}")
     for key, f in float64.items():
         valid_callable(f, f"float64[{key!r}]")
-    counts = []
+    counts, n_entries = [], 0
     for f, given, out in ((prob_h_given_v, "visible", "hidden"),
                           (prob_v_given_h, "hidden", "visible")):
         if f is None:
@@ -123,7 +123,8 @@ def check_conditionals(model, *, prob_h_given_v=None, prob_v_given_h=None, tol=1
                  f").", cause, found_warnings, entry=entry, found=values[row, unit],
                  expected=exact_mean[row, unit], n_tests=values.size, slip=slip)
         counts.append(str(len(X)))
-    return passing(name, CheckResult(name, 0.0, np.nan, 0, 0, tol), label,
+        n_entries += values.size
+    return passing(name, CheckResult(name, 0.0, np.nan, n_entries, 0, tol), label,
                    f"every entry within {_tolerance_text(tol, rtol, dtype)} "
                    f"({' + '.join(counts)} states)")
 
