@@ -18,10 +18,11 @@ LAYERS = {
     3: {"model", "_enumeration"},
     4: {"_kernels"},
     5: {"exact", "sampling", "pseudolikelihood"},
-    6: {"estimators", "transition", "curvature", "principles", "deep"},
-    7: {"ais", "_fused", "cd_theory", "tempering", "testing"},
+    6: {"estimators", "transition", "curvature", "principles"},
+    7: {"ais", "_fused", "cd_theory", "tempering"},
     8: {"training", "partition", "short_run"},
-    9: {"plotting"},
+    9: {"deep"},
+    10: {"plotting", "testing"},
 }
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
 
