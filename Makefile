@@ -61,7 +61,7 @@ help:
 	@echo "               (tools/experiments.py; about 25 min of one core)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make mixing   the exact-ascent control run of the tempering chapter (5 s)"
-	@echo "make stacks   greedy training, a third layer and a DBM checked exactly, for stacks_of_rbms (about 8 min)"
+	@echo "make stacks   greedy training, a third layer and a DBM checked exactly, for stacks_of_rbms (about 20 min)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
 	@echo "make clean    remove _build/"
@@ -167,7 +167,7 @@ bench-training: $(STAMP)
 #                                                                  (25 min)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 #   mixing      mixing_control.py      mixing_control.json         mixing_and_tempering (5 s)
-#   stacks      run_stacks.py          stacks.json, stacks_third.json, stacks_dbm.json  stacks_of_rbms (about 8 min)
+#   stacks      run_stacks.py          stacks*.json (7 parts)      stacks_of_rbms (about 20 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators
