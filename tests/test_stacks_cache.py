@@ -139,7 +139,7 @@ def test_the_samples_cache_holds_the_scripts_grid(samples_cache):
     assert (samples_cache["n1"], samples_cache["checkpoints"]) == (rs.SAMPLES_N1,
                                                                    list(rs.CHECKPOINTS))
     cells = {(c["data_set"], c["seed"], c["arm"], c["rate"]) for c in samples_cache["cells"]}
-    assert cells == {(d, s, a, r) for d in rs.DATA_SETS for s in rs.SEEDS
+    assert cells == {(d, s, a, r) for d in rs.SAMPLES_DATA_SETS for s in rs.SEEDS
                      for a in rs.SAMPLE_ARMS for r in rs.RATES}
     assert all(("bound_at_means" in c) == (c["arm"] == "probabilities")
                for c in samples_cache["cells"])
