@@ -488,12 +488,14 @@ def bound_at_means(model, v):
     Returns
     -------
     float or ndarray of shape (n_samples,)
+        Per row of `v`; below :func:`greedy_bound`, which it equals only where :math:`Q` puts
+        all its mass on one state.
 
     Examples
     --------
-    >>> first = RBM.random(4, 3, scale=1.0, rng=0)
-    >>> dbn = DBN([first, first.transpose()])
-    >>> bool(bound_at_means(dbn, [1, 0, 1, 1]) < greedy_bound(dbn, [1, 0, 1, 1]))
+    >>> lower = RBM.random(3, 2, scale=2.0, rng=5)
+    >>> at_transpose = DBN([lower, lower.transpose()])
+    >>> bool(bound_at_means(at_transpose, [0, 1, 1]) < log_prob(at_transpose, [0, 1, 1]))
     True
     """
     if not isinstance(model, DBN):
