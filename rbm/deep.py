@@ -57,10 +57,10 @@ from rbm.layers import Binary, Layer
 from rbm.model import RBM, check_model
 
 __all__ = ["MAX_DEEP_BITS", "DBN", "DBM", "log_partition", "log_prob", "log_likelihood",
-           "posterior_means", "greedy_bound", "mean_field", "mean_field_bound", "sample",
+           "posterior_means", "greedy_bound", "bound_at_means", "mean_field", "mean_field_bound", "sample",
            "gibbs_sweeps", "statistics", "gradient", "mean_field_statistics",
            "aggregated_posterior", "fit_exact", "sample_statistics", "pretrain_dbm",
-           "fit_mean_field_pcd", "ais_log_partition"]
+           "fit_mean_field_pcd", "ais_log_partition", "sample_exact"]
 
 #: Enumerations of more than ``2**MAX_DEEP_BITS`` states (the first hidden layer of a DBN,
 #: the odd layers of a DBM) are refused.
@@ -83,7 +83,11 @@ def _require_enumerable(layers, what):
 
 def _joint_states(layers, start, stop):
     """States ``start .. stop - 1`` of `layers` taken together (the last layer varies fastest)."""
-    index = np.arange(start, stop, dtype=np.int64)
+    return _states_at(layers, np.arange(start, stop, dtype=np.int64))
+
+
+def _states_at(layers, index):
+    """The joint states of `layers` at the indices `index` (the last layer varies fastest)."""
     out = []
     for k, layer in enumerate(layers):
         later = int(np.prod([lay.n_states ** lay.n_units for lay in layers[k + 1:]],
@@ -400,6 +404,26 @@ def _dbn_log_prob(model, V, means=False):
     return acc.means() if means else acc.log()
 
 
+def _greedy_terms(model, V):
+    r"""Per row of `V`: the greedy bound and its term :math:`\sum_{h_1} Q(h_1\mid v)\log p(h_1)`."""
+    first = model.rbms[0]
+    with one_blas_thread():
+        prior = _log_prior(model)
+        J = first.input_hidden(V)
+        A = first.hidden.log_normaliser(J)
+        total, prior_term = np.zeros(len(V)), np.zeros(len(V))
+        rows = _block_rows(len(V) + model.sizes[0])
+        for start in range(0, prior.size, rows):
+            stop = min(start + rows, prior.size)
+            scores, H = _dbn_scores(model, V, prior, start, stop)
+            log_q = (J @ first.hidden.statistic(H).T - first.hidden.energy(H)[None, :]
+                     - A[:, None])
+            q = np.exp(log_q)
+            total += np.where(q > 0, q * (scores - log_q), 0.0).sum(axis=1)
+            prior_term += q @ prior[start:stop]
+    return total, prior_term
+
+
 def greedy_bound(model, v):
     r"""The variational lower bound of Hinton, Osindero & Teh (2006) on :math:`\log p(v)` of a DBN.
 
@@ -435,20 +459,60 @@ def greedy_bound(model, v):
         raise TypeError(f"model must be an rbm.deep.DBN, got {type(model).__name__}")
     model.check("model")
     V, single = _visible_rows(model, v)
-    first = model.rbms[0]
-    with one_blas_thread():
-        prior = _log_prior(model)
-        J = first.input_hidden(V)
-        A = first.hidden.log_normaliser(J)
-        total = np.zeros(len(V))
-        rows = _block_rows(len(V) + model.sizes[0])
-        for start in range(0, prior.size, rows):
-            scores, H = _dbn_scores(model, V, prior, start, min(start + rows, prior.size))
-            log_q = (J @ first.hidden.statistic(H).T - first.hidden.energy(H)[None, :]
-                     - A[:, None])
-            q = np.exp(log_q)
-            total += np.where(q > 0, q * (scores - log_q), 0.0).sum(axis=1)
+    total, _ = _greedy_terms(model, V)
     return total[0] if single else total
+
+
+def bound_at_means(model, v):
+    r"""The greedy bound with :math:`\log p_2(h_1)` taken at the posterior means: the
+    objective that training the top RBM on the first RBM's probabilities climbs.
+
+    With :math:`\mu = \mathbb E_Q[h_1 \mid v]` and :math:`-F_2` the top RBM's negative free
+    energy, convex in :math:`h_1` for a {0,1} visible layer of the top RBM, Jensen's
+    inequality gives :math:`\mathbb E_Q[-F_2(h_1)] \ge -F_2(\mu)`, so
+
+    .. math::
+        \log p(v) \ge \text{greedy bound} \ge -F_2(\mu) - \log Z_2
+        + \sum_{h_1} Q(h_1\mid v)\big[\log p(v\mid h_1) - \log Q(h_1\mid v)\big].
+
+    Only :math:`-F_2(\mu) - \log Z_2` depends on the top RBM: its log-likelihood of the rows
+    :math:`\mu`, whose gradient :func:`fit_exact` climbs when given them.  Unlike the greedy
+    bound it is not tight when the top RBM is the first one's transpose.
+
+    Parameters
+    ----------
+    model : DBN
+        Of two RBMs, the top one with a {0,1} visible layer.
+    v : array_like of shape (n_visible,) or (n_samples, n_visible)
+
+    Returns
+    -------
+    float or ndarray of shape (n_samples,)
+        Per row of `v`; below :func:`greedy_bound`, which it equals only where :math:`Q` puts
+        all its mass on one state.
+
+    Examples
+    --------
+    >>> lower = RBM.random(3, 2, scale=2.0, rng=5)
+    >>> at_transpose = DBN([lower, lower.transpose()])
+    >>> bool(bound_at_means(at_transpose, [0, 1, 1]) < log_prob(at_transpose, [0, 1, 1]))
+    True
+    """
+    if not isinstance(model, DBN):
+        raise TypeError(f"model must be an rbm.deep.DBN, got {type(model).__name__}")
+    model.check("model")
+    if len(model.rbms) != 2 or not isinstance(model.top.visible, Binary):
+        raise ValueError("bound_at_means needs a DBN of two RBMs whose top RBM has a {0,1} "
+                         f"visible layer, got sizes {model.sizes} and {model.top.visible!r}")
+    V, single = _visible_rows(model, v)
+    total, prior_term = _greedy_terms(model, V)
+    top = model.top
+    with one_blas_thread():
+        mu = model.rbms[0].hidden.mean_statistic(model.rbms[0].input_hidden(V))
+        at_means = (-top.visible.energy(mu) + top.hidden.log_normaliser(top.input_hidden(mu))
+                    - exact.log_partition(top))
+    out = total - prior_term + at_means
+    return out[0] if single else out
 
 
 # -- DBM ------------------------------------------------------------------------------
@@ -820,6 +884,56 @@ def sample(model, n_samples, *, rng, n_steps=1000):
         return x
     start = [layer.random_states(n_samples, rng=rng) for layer in model.layers]
     return gibbs_sweeps(model, start, n_steps, rng=rng)[0]
+
+
+def sample_exact(model, n_samples, *, rng):
+    r"""Independent exact draws of every layer of a DBM: the odd layers from their exact
+    marginal (by enumerating them), then the even layers given them.
+
+    Given the odd layers :math:`h_1, h_3, \dots` the even ones are independent, and the odd
+    layers' marginal is proportional to :math:`e^{-\sum_\text{odd} E_k}
+    \prod_\text{even} e^{A_k(\text{input})}` (the terms of :func:`log_partition`).  A
+    reference for the persistent chains of :func:`fit_mean_field_pcd`: what their moments
+    would be without a chain's lag.
+
+    Parameters
+    ----------
+    model : DBM
+        Its odd layers together of at most ``MAX_DEEP_BITS`` bits.
+    n_samples : int
+    rng : numpy.random.Generator or int
+
+    Returns
+    -------
+    list of ndarray
+        One array of shape (n_samples, n_k) per layer, as the chains of
+        :func:`gibbs_sweeps`.
+
+    Examples
+    --------
+    >>> dbm = DBM([np.zeros((2, 1)), np.zeros((1, 1))], [[50.0, -50.0], [0.0], [0.0]])
+    >>> sample_exact(dbm, 2, rng=0)[0].tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+    if not isinstance(model, DBM):
+        raise TypeError(f"model must be an rbm.deep.DBM, got {type(model).__name__}")
+    model.check("model")
+    n_samples = check_positive_int(n_samples, "n_samples")
+    rng = check_rng(rng)
+    odd = _odd(model)
+    with one_blas_thread():
+        log_w = np.concatenate([_dbm_log_weights(model, states, skip_visible=False)[0]
+                                for states in _dbm_blocks(model, 1)])
+        p = np.exp(log_w - log_w.max())
+        index = rng.choice(len(p), size=n_samples, p=p / p.sum())
+        xs = [None] * len(model.layers)
+        for k, x in zip(odd, _states_at([model.layers[k] for k in odd], index)):
+            xs[k] = x
+        stats = [None if x is None else model.layers[k].statistic(x)
+                 for k, x in enumerate(xs)]
+        for k in range(0, len(model.layers), 2):
+            xs[k] = model.layers[k].sample(model.input_to(k, stats), rng=rng)
+    return xs
 
 
 def _two_state(model, what):

@@ -62,6 +62,10 @@ GLUED_CHAPTERS = {
         "s.d. 1.5", "s.d. 0.5",    # the brute-force models
         "level 0.01",              # the samplers' tests
         "between 1 % and 20 %",    # chk-stacks-mean-field-gradient
+        "6000 steps at rate 0.5", "a further 1000 steps", "in 1000 steps",
+        "rates 0.1 and 0.3", "rate 1.0", "rate 3.0", "6400 steps at rate 0.3",
+        "for 6400 steps", "rates up to 0.3", "rates 0.01 and 0.03",
+        "rates 0.1, 0.3 and 1.0",  # the settings of the longer-trained and third-layer runs
     ],
     "other_unit_types": [
         "significance 0.01", "5 % too large", "scale 0.01", "scale 0.1",

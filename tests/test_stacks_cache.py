@@ -11,6 +11,7 @@ re-derived runs below are of the first kind: rtol 1e-8 (about 1e-7 nats) is far 
 spread.
 """
 
+import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
@@ -124,4 +125,130 @@ def test_a_dbm_run_rederived_matches_the_cache_at_its_first_checkpoints(dbm_cach
     assert_close(found["log_likelihood"][0], cell["log_likelihood"][0], "pretrained",
                  rtol=RTOL)
     for key in ("log_likelihood", "mean_field_gap", "log_z", "ais_log_z"):
+        assert_close(found[key], cell[key][:2], key, atol=DBM_ATOL)
+
+
+# -- part "samples": the second RBM on draws of Q (stacks_samples.json) -------------------
+
+@pytest.fixture(scope="module")
+def samples_cache():
+    return read_cache(f"{rs.STEM}_samples")
+
+
+def test_the_samples_cache_holds_the_scripts_grid(samples_cache):
+    assert (samples_cache["n1"], samples_cache["checkpoints"]) == (rs.SAMPLES_N1,
+                                                                   list(rs.CHECKPOINTS))
+    cells = {(c["data_set"], c["seed"], c["arm"], c["rate"]) for c in samples_cache["cells"]}
+    assert cells == {(d, s, a, r) for d in rs.SAMPLES_DATA_SETS for s in rs.SEEDS
+                     for a in rs.SAMPLE_ARMS for r in rs.RATES}
+    assert all(("bound_at_means" in c) == (c["arm"] == "probabilities")
+               for c in samples_cache["cells"])
+
+
+@pytest.mark.parametrize("arm, seed, rate", [("fresh samples", 1, 0.1),
+                                             ("probabilities", 2, 0.3)])
+def test_a_samples_run_rederived_matches_the_cache(samples_cache, arm, seed, rate):
+    """Exact ascent; the draws are seeded and compare a uniform number with a probability,
+    which another processor's rounding turns the other way with a chance of about 1e-16 per
+    draw: rtol 1e-8, as for the greedy runs."""
+    name = "bars and stripes 3x3"
+    (cell,) = [c for c in samples_cache["cells"]
+               if (c["data_set"], c["seed"], c["arm"], c["rate"]) == (name, seed, arm, rate)]
+    data = rs.data_set(name)
+    with threadpool_limits(limits=1):
+        first = rs.first_rbm(data, rs.SAMPLES_N1, seed)
+        found = rs.run(data, first, arm, rate, checkpoints=rs.CHECKPOINTS[:4],
+                       rng=np.random.default_rng(3000 + seed),
+                       at_means=arm == "probabilities")
+    for key in found:
+        assert_close(found[key], cell[key][:4], key, rtol=RTOL)
+
+
+# -- part "converged": longer-trained first RBMs (stacks_converged.json) ------------------
+
+@pytest.fixture(scope="module")
+def converged_cache():
+    return read_cache(f"{rs.STEM}_converged")
+
+
+def test_the_converged_cache_holds_the_scripts_grid(converged_cache):
+    assert (converged_cache["first_rate"], converged_cache["first_steps"]) == (
+        rs.CONVERGED_RATE, rs.CONVERGED_STEPS)
+    cells = {(c["data_set"], c["n1"], c["seed"], c["rate"]) for c in converged_cache["cells"]}
+    assert cells == {(d, n, s, r) for d, sizes in rs.CONVERGED_SIZES.items() for n in sizes
+                     for s in rs.SEEDS for r in rs.CONVERGED_RATES}
+
+
+def test_a_converged_run_rederived_matches_the_cache(converged_cache):
+    """Deterministic (exact ascent throughout): rtol 1e-8."""
+    name = "bars and stripes 3x3"
+    (cell,) = [c for c in converged_cache["cells"]
+               if (c["data_set"], c["n1"], c["seed"], c["rate"]) == (name, 6, 0, 1.0)]
+    data = rs.data_set(name)
+    with threadpool_limits(limits=1):
+        first, more = rs.converged_first(data, 6, 0)
+        found = rs.run(data, first, "posterior", 1.0, checkpoints=rs.CHECKPOINTS[:3])
+    assert_close(more, cell["first_more"], "further steps", rtol=1e-6)
+    for key in ("bound", "log_likelihood"):
+        assert_close(found[key], cell[key][:3], key, rtol=RTOL)
+
+
+# -- part "third_fast": the third layer past rate 0.3 (stacks_third_fast.json) ------------
+
+@pytest.fixture(scope="module")
+def third_fast_cache():
+    return read_cache(f"{rs.STEM}_third_fast")
+
+
+def test_the_fast_third_layer_cache_holds_the_scripts_grid(third_fast_cache):
+    cells = {(c["data_set"], c["seed"], c["rate"], c["second_steps"])
+             for c in third_fast_cache["cells"]}
+    assert cells == ({(d, s, r, rs.SECOND_STEPS) for d in rs.THIRD_DATA_SETS
+                      for s in rs.SEEDS for r in rs.THIRD_FAST_RATES}
+                     | {(rs.THIRD_DATA_SETS[0], s, 1.0, rs.LONG_SECOND_STEPS)
+                        for s in rs.SEEDS})
+
+
+def test_a_fast_third_layer_run_rederived_matches_the_cache(third_fast_cache):
+    """Deterministic: rtol 1e-8."""
+    (cell,) = [c for c in third_fast_cache["cells"] if (c["data_set"], c["seed"], c["rate"])
+               == ("noisy prototypes 9", 1, 3.0)]
+    with threadpool_limits(limits=1):
+        found = rs.third_run(rs.data_set("noisy prototypes 9"), 1, 3.0,
+                             checkpoints=rs.CHECKPOINTS[:3])
+    for key in ("log_likelihood", "bound_two_levels"):
+        assert_close(found[key], cell[key][:3], key, rtol=RTOL)
+
+
+# -- part "dbm_bias": the chains' bias apart from their variance (stacks_dbm_bias.json) ---
+
+@pytest.fixture(scope="module")
+def dbm_bias_cache():
+    return read_cache(f"{rs.STEM}_dbm_bias")
+
+
+def test_the_dbm_bias_runs_are_the_dbm_runs_with_the_same_trajectories(dbm_bias_cache,
+                                                                       dbm_cache):
+    """The shadow chains draw from their own generator, so training is unchanged: the exact
+    log-likelihood at every checkpoint is the ``dbm`` part's (up to the nudge spread that
+    another processor could open late in a run; on the processor that wrote both, equal)."""
+    assert dbm_bias_cache["shadow_sets"] == rs.SHADOW_SETS
+    plain = {(c["data_set"], c["seed"], c["rate"]): c for c in dbm_cache["cells"]
+             if not c["nudge"]}
+    assert {(c["data_set"], c["seed"], c["rate"]) for c in dbm_bias_cache["cells"]} == set(plain)
+    for cell in dbm_bias_cache["cells"]:
+        twin = plain[(cell["data_set"], cell["seed"], cell["rate"])]
+        assert_close(cell["log_likelihood"][:2], twin["log_likelihood"][:2], "log p",
+                     atol=DBM_ATOL)
+        assert_close(cell["mean_field_error"][:2], twin["mean_field_error"][:2],
+                     "mean-field error", atol=DBM_ATOL)
+
+
+def test_a_dbm_bias_run_rederived_matches_the_cache_at_its_first_checkpoints(dbm_bias_cache):
+    (cell,) = [c for c in dbm_bias_cache["cells"] if (c["data_set"], c["seed"], c["rate"])
+               == ("bars and stripes 3x3", 3, 0.1)]
+    with threadpool_limits(limits=1):
+        found = rs.dbm_run("bars and stripes 3x3", 3, 0.1, checkpoints=rs.DBM_CHECKPOINTS[:2],
+                           shadows=rs.SHADOW_SETS)
+    for key in ("log_likelihood", "chain_bias_sq", "exact_bias_sq", "chain_variance"):
         assert_close(found[key], cell[key][:2], key, atol=DBM_ATOL)

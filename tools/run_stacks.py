@@ -45,8 +45,39 @@ the squared error of the chains' moments against the exact model moments (and wh
 (``AIS_RUNS`` runs, ``AIS_STEPS`` temperatures) against the exact one.  Seed 0 at rate
 ``DBM_RATES[1]`` again with one starting weight nudged by 1e-12.
 
-Usage with parts: python tools/run_stacks.py OUTPUT_DIR [greedy] [third] [dbm] (all three
-by default, about 10 minutes).
+Part ``samples`` (``stacks_samples.json``): what the second RBM is trained on, beyond the two
+arms above.  On 3x3 bars and stripes and the 300 noisy prototypes (the digits' 1797 rows, ten
+draws each, would cost ten times more) with the first RBMs of ``SAMPLES_N1`` units, seeds 0-4,
+rates ``RATES``, ``BUDGETS[-1]`` steps from the transpose: ``posterior`` as above, ``one
+sample`` (one state of h1 drawn from Q for every image, once), ``ten samples`` (ten per image,
+once), ``fresh samples`` (one per image drawn anew at every step) and ``probabilities``, with
+the bound that arm climbs
+(``rbm.deep.bound_at_means``, the greedy bound with log p2 taken at Q's means) at every
+checkpoint.
+
+Part ``converged`` (``stacks_converged.json``): the second RBM above longer-trained first
+RBMs.  The first RBM trained ``CONVERGED_STEPS`` steps at rate ``CONVERGED_RATE`` (and, to say
+how far from converged it is, what ``CONVERGED_MORE`` further steps add), on the bars with 6
+and 10 units and on the digits with 6, seeds 0-4; the second on the aggregated posterior at
+``CONVERGED_RATES`` (one past the grid of ``greedy``), read as in ``greedy``.
+
+Part ``third_fast`` (``stacks_third_fast.json``): the third layer past rate 0.3.  As part
+``third`` at ``THIRD_FAST_RATES``; and on the bars, from a second RBM trained
+``LONG_SECOND_STEPS`` steps at rate 0.3, a third trained ``LONG_SECOND_STEPS`` steps at rate
+1.0 (``LONG_CHECKPOINTS``).
+
+Part ``dbm_bias`` (``stacks_dbm_bias.json``): the persistent chains' bias, apart from their
+variance.  The runs of part ``dbm`` again (the same seeds and draws, so the same trajectories),
+without AIS; beside the 100 chains that train, ``SHADOW_SETS`` sets of 100 chains moved by the
+same sweeps of the same models but never used for training.  At every checkpoint: the squared
+bias of a chain set's moments against the exact model moments, estimated without bias from the
+sets (``|mean - exact|^2`` minus the sets' variance over their number), the variance of one set,
+the same two from as many sets of independent exact draws (``rbm.deep.sample_exact``: no bias),
+the mean-field data term's error (a bias) and the norm of the mean-field + PCD gradient.
+
+Usage with parts: python tools/run_stacks.py OUTPUT_DIR [greedy] [third] [dbm] [samples]
+[converged] [third_fast] [dbm_bias] (all by default: the first three about 10 minutes, the
+last four about 12 more).
 """
 
 import json
@@ -90,6 +121,22 @@ N_CHAINS = 100
 AIS_RUNS = 100
 AIS_STEPS = 1000
 
+SAMPLES_DATA_SETS = ("bars and stripes 3x3", "noisy prototypes 9")
+SAMPLES_N1 = 6
+SAMPLE_ARMS = ("posterior", "one sample", "ten samples", "fresh samples", "probabilities")
+
+CONVERGED_RATE = 0.5
+CONVERGED_STEPS = 6000
+CONVERGED_MORE = 1000
+CONVERGED_SIZES = {"bars and stripes 3x3": (6, 10), "digits 8x8": (6,)}
+CONVERGED_RATES = (0.1, 0.3, 1.0)
+
+THIRD_FAST_RATES = (1.0, 3.0)
+LONG_SECOND_STEPS = 6400
+LONG_CHECKPOINTS = (0, 400, 1600, 3200, 6400)
+
+SHADOW_SETS = 10
+
 
 def data_set(name):
     """The training rows of a data set of :data:`DATA_SETS`."""
@@ -111,36 +158,55 @@ def first_rbm(data, n1, seed, nudge=0.0):
     return deep.fit_exact(start, data, learning_rate=FIRST_RATE, n_steps=FIRST_STEPS)
 
 
-def second_rbm_data(first, data, arm):
+def second_rbm_data(first, data, arm, rng=None):
     """The rows and weights the second RBM is trained on, in one arm."""
     if arm == "posterior":
         return deep.aggregated_posterior(first, data)
     if arm == "probabilities":
         return first.mean_h_given_v(data), None
-    raise ValueError(f"unknown arm {arm!r}")
+    copies = {"one sample": 1, "ten samples": 10}.get(arm)
+    if copies is None:
+        raise ValueError(f"unknown arm {arm!r}")
+    return first.sample_h_given_v(np.repeat(data, copies, axis=0), rng=rng), None
 
 
-def run(data, first, arm, rate, checkpoints=CHECKPOINTS):
-    """Bound and log-likelihood of the DBN at each checkpoint of the second RBM's training."""
-    states, weights = second_rbm_data(first, data, arm)
+def run(data, first, arm, rate, checkpoints=CHECKPOINTS, rng=None, at_means=False):
+    """Bound and log-likelihood of the DBN at each checkpoint of the second RBM's training.
+
+    The arms of part ``samples`` draw states of h1 from Q with `rng`; with `at_means`, the
+    bound that training on the probabilities climbs is recorded too."""
+    fresh = arm == "fresh samples"
+    if not fresh:
+        states, weights = second_rbm_data(first, data, arm, rng)
     second = first.transpose()
-    bound, loglik, done = [], [], 0
+    out, done = {"bound": [], "log_likelihood": []}, 0
+    if at_means:
+        out["bound_at_means"] = []
     for until in checkpoints:
-        second = deep.fit_exact(second, states, weights, learning_rate=rate,
-                                n_steps=until - done)
+        if fresh:
+            for _ in range(until - done):
+                states, weights = second_rbm_data(first, data, "one sample", rng)
+                second = deep.fit_exact(second, states, weights, learning_rate=rate,
+                                        n_steps=1)
+        else:
+            second = deep.fit_exact(second, states, weights, learning_rate=rate,
+                                    n_steps=until - done)
         done = until
         dbn = DBN([first, second])
-        bound.append(float(deep.greedy_bound(dbn, data).mean()))
-        loglik.append(deep.log_likelihood(dbn, data))
-    return {"bound": bound, "log_likelihood": loglik}
+        out["bound"].append(float(deep.greedy_bound(dbn, data).mean()))
+        out["log_likelihood"].append(deep.log_likelihood(dbn, data))
+        if at_means:
+            out["bound_at_means"].append(float(deep.bound_at_means(dbn, data).mean()))
+    return out
 
 
-def third_run(data, seed, rate, checkpoints=CHECKPOINTS, nudge=0.0):
+def third_run(data, seed, rate, checkpoints=CHECKPOINTS, nudge=0.0, second_rate=SECOND_RATE,
+              second_steps=SECOND_STEPS):
     """The three-layer DBN along the third RBM's training: exact log p(v) and the bounds."""
     first = first_rbm(data, THIRD_N1, seed, nudge)
     states1, weights1 = deep.aggregated_posterior(first, data)
-    second = deep.fit_exact(first.transpose(), states1, weights1, learning_rate=SECOND_RATE,
-                            n_steps=SECOND_STEPS)
+    second = deep.fit_exact(first.transpose(), states1, weights1, learning_rate=second_rate,
+                            n_steps=second_steps)
     two = DBN([first, second])
     states2, weights2 = deep.aggregated_posterior(second, states1, weights1)
     third = second.transpose()
@@ -189,8 +255,12 @@ def dbm_measures(model, data, chains, seed):
             "ais_std_error": ais.std_error}
 
 
-def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS):
-    """Pretraining, then mean-field + PCD, measured at every checkpoint."""
+def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0):
+    """Pretraining, then mean-field + PCD, measured at every checkpoint.
+
+    With `shadows`, that many further sets of ``N_CHAINS`` chains follow the same sweeps of
+    the same models (their own draws, so the training's draws are unchanged) and the
+    checkpoints measure the chains' bias (:func:`chain_bias`) instead of running AIS."""
     data = data_set(name)
     sizes = DBM_DATA_SETS[name]
     model = deep.pretrain_dbm(data, sizes[1:], learning_rate=PRETRAIN_RATE,
@@ -198,24 +268,77 @@ def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS):
     model.weights[0][0, 0] += nudge
     rng = np.random.default_rng(1000 + seed)
     chains = [layer.random_states(N_CHAINS, rng=rng) for layer in model.layers]
+    shadow_rng = np.random.default_rng(4000 + seed)
+    sets = [layer.random_states(N_CHAINS * shadows, rng=shadow_rng) for layer in model.layers]
     records, done = [], 0
     for until in checkpoints:
-        model, chains = deep.fit_mean_field_pcd(model, data, chains, learning_rate=rate,
-                                                n_steps=until - done, rng=rng)
+        if shadows:
+            for _ in range(until - done):
+                # the sweep fit_mean_field_pcd gives its chains, with the same model
+                sets = deep.gibbs_sweeps(model, sets, 1, rng=shadow_rng)
+                model, chains = deep.fit_mean_field_pcd(model, data, chains,
+                                                        learning_rate=rate, n_steps=1, rng=rng)
+        else:
+            model, chains = deep.fit_mean_field_pcd(model, data, chains, learning_rate=rate,
+                                                    n_steps=until - done, rng=rng)
         done = until
-        records.append(dbm_measures(model, data, chains, seed=2000 + until))
+        if shadows:
+            records.append(chain_bias(model, data, chains, sets, shadows, seed=5000 + until))
+        else:
+            records.append(dbm_measures(model, data, chains, seed=2000 + until))
     return {key: [r[key] for r in records] for key in records[0]}
 
 
+def split_moments(model, states, n_sets):
+    """The moments of each of `n_sets` equal sets of chains, one row per set."""
+    size = len(states[0]) // n_sets
+    return np.array([flat(deep.sample_statistics(model, [x[i * size:(i + 1) * size]
+                                                         for x in states]))
+                     for i in range(n_sets)])
+
+
+def bias_and_variance(moments, exact_moments):
+    """An unbiased estimate of |E[set] - exact|^2 from the sets' moments, and one set's
+    variance (summed over the moments)."""
+    n_sets = len(moments)
+    variance = float(moments.var(axis=0, ddof=1).sum())
+    return float(np.sum((moments.mean(axis=0) - exact_moments) ** 2)) - variance / n_sets, \
+        variance
+
+
+def chain_bias(model, data, chains, sets, n_sets, seed):
+    """The chains' bias and variance against exact draws, and the mean-field data term's bias,
+    each relative to the exact gradient's length."""
+    exact_grad = flat(deep.gradient(model, data))
+    norm = np.linalg.norm(exact_grad)
+    positive = flat(deep.mean_field_statistics(model, data))
+    model_moments = flat(deep.statistics(model))
+    draws = deep.sample_exact(model, N_CHAINS * n_sets, rng=seed)
+    chain_bias_sq, chain_var = bias_and_variance(split_moments(model, sets, n_sets),
+                                                 model_moments)
+    exact_bias_sq, exact_var = bias_and_variance(split_moments(model, draws, n_sets),
+                                                 model_moments)
+    pcd = positive - flat(deep.sample_statistics(model, chains))
+    return {"log_likelihood": deep.log_likelihood(model, data), "gradient_norm": float(norm),
+            "mean_field_error": float(np.linalg.norm(positive - model_moments - exact_grad)
+                                      / norm),
+            "chain_bias_sq": chain_bias_sq, "chain_variance": chain_var,
+            "exact_bias_sq": exact_bias_sq, "exact_variance": exact_var,
+            "pcd_gradient_norm": float(np.linalg.norm(pcd))}
+
+
+PARTS = ("greedy", "third", "dbm", "samples", "converged", "third_fast", "dbm_bias")
+
+
 def main(output=OUTPUT, *parts):
-    parts = parts or ("greedy", "third", "dbm")
-    unknown = set(parts) - {"greedy", "third", "dbm"}
+    parts = parts or PARTS
+    unknown = set(parts) - set(PARTS)
     if unknown:
-        raise SystemExit(f"unknown parts {sorted(unknown)}: the parts are greedy, third, dbm")
+        raise SystemExit(f"unknown parts {sorted(unknown)}: the parts are {', '.join(PARTS)}")
     with threadpool_limits(limits=1):
         for part in parts:
             start = time.process_time()
-            table = {"greedy": greedy, "third": third, "dbm": dbm}[part]()
+            table = globals()[part]()
             stem = STEM if part == "greedy" else f"{STEM}_{part}"
             path = Path(output) / f"{stem}.json"
             path.write_text(json.dumps(table, indent=1) + "\n")
@@ -256,6 +379,84 @@ def dbm():
             "checkpoints": list(DBM_CHECKPOINTS), "budgets": list(DBM_BUDGETS),
             "n_chains": N_CHAINS, "ais_runs": AIS_RUNS, "ais_steps": AIS_STEPS,
             "cells": cells}
+
+
+def samples():
+    cells = []
+    for name in SAMPLES_DATA_SETS:
+        data = data_set(name)
+        for seed in SEEDS:
+            first = first_rbm(data, SAMPLES_N1, seed)
+            base = exact.log_likelihood(first, data)
+            for arm in SAMPLE_ARMS:
+                for rate in RATES:
+                    rng = np.random.default_rng(3000 + seed)
+                    cells.append({"data_set": name, "seed": seed, "arm": arm, "rate": rate,
+                                  "first": base,
+                                  **run(data, first, arm, rate, rng=rng,
+                                        at_means=arm == "probabilities")})
+            print(f"samples, {name}, seed {seed}", flush=True)
+    return {"data_sets": list(SAMPLES_DATA_SETS), "n1": SAMPLES_N1, "seeds": list(SEEDS),
+            "rates": list(RATES), "arms": list(SAMPLE_ARMS), "checkpoints": list(CHECKPOINTS),
+            "first_rate": FIRST_RATE, "first_steps": FIRST_STEPS, "cells": cells}
+
+
+def converged_first(data, n1, seed):
+    """A first RBM trained ``CONVERGED_STEPS`` steps at ``CONVERGED_RATE``, and what
+    ``CONVERGED_MORE`` further steps add to its log-likelihood."""
+    start = RBM.random(data.shape[1], n1, scale=0.01, rng=seed)
+    first = deep.fit_exact(start, data, learning_rate=CONVERGED_RATE, n_steps=CONVERGED_STEPS)
+    more = deep.fit_exact(first, data, learning_rate=CONVERGED_RATE, n_steps=CONVERGED_MORE)
+    return first, exact.log_likelihood(more, data) - exact.log_likelihood(first, data)
+
+
+def converged():
+    cells = []
+    for name, sizes in CONVERGED_SIZES.items():
+        data = data_set(name)
+        for n1 in sizes:
+            for seed in SEEDS:
+                first, more = converged_first(data, n1, seed)
+                base = exact.log_likelihood(first, data)
+                for rate in CONVERGED_RATES:
+                    cells.append({"data_set": name, "n1": n1, "seed": seed, "rate": rate,
+                                  "first": base, "first_more": more,
+                                  **run(data, first, "posterior", rate)})
+                print(f"converged, {name}, n1={n1}, seed {seed}", flush=True)
+    return {"sizes": {k: list(v) for k, v in CONVERGED_SIZES.items()}, "seeds": list(SEEDS),
+            "rates": list(CONVERGED_RATES), "first_rate": CONVERGED_RATE,
+            "first_steps": CONVERGED_STEPS, "first_more_steps": CONVERGED_MORE,
+            "checkpoints": list(CHECKPOINTS), "cells": cells}
+
+
+def third_fast():
+    cells = [{"data_set": name, "seed": seed, "rate": rate, "second_rate": SECOND_RATE,
+              "second_steps": SECOND_STEPS, **third_run(data_set(name), seed, rate)}
+             for name in THIRD_DATA_SETS for seed in SEEDS for rate in THIRD_FAST_RATES]
+    name = THIRD_DATA_SETS[0]
+    for seed in SEEDS:
+        cells.append({"data_set": name, "seed": seed, "rate": 1.0, "second_rate": 0.3,
+                      "second_steps": LONG_SECOND_STEPS,
+                      **third_run(data_set(name), seed, 1.0, checkpoints=LONG_CHECKPOINTS,
+                                  second_rate=0.3, second_steps=LONG_SECOND_STEPS)})
+        print(f"third layer after a long second, seed {seed}", flush=True)
+    return {"data_sets": list(THIRD_DATA_SETS), "seeds": list(SEEDS),
+            "rates": list(THIRD_FAST_RATES), "n1": THIRD_N1, "checkpoints": list(CHECKPOINTS),
+            "long_checkpoints": list(LONG_CHECKPOINTS), "cells": cells}
+
+
+def dbm_bias():
+    cells = []
+    for name in DBM_DATA_SETS:
+        for seed in SEEDS:
+            for rate in DBM_RATES:
+                cells.append({"data_set": name, "seed": seed, "rate": rate,
+                              **dbm_run(name, seed, rate, shadows=SHADOW_SETS)})
+            print(f"DBM bias, {name}, seed {seed}", flush=True)
+    return {"data_sets": {k: list(v) for k, v in DBM_DATA_SETS.items()},
+            "seeds": list(SEEDS), "rates": list(DBM_RATES),
+            "checkpoints": list(DBM_CHECKPOINTS), "n_chains": N_CHAINS,
+            "shadow_sets": SHADOW_SETS, "cells": cells}
 
 
 def greedy():
