@@ -158,6 +158,10 @@ def test_the_nudge_changes_one_starting_weight_by_the_nudge():
     (dict(budgets=(30,)), ValueError, "budgets"),
     (dict(rates={"B": (0.1,)}), ValueError, "rates"),
     (dict(rates={"A": ()}), ValueError, "rates"),
+    (dict(rates={"A": 0.1}), TypeError, "rates"),
+    (dict(seeds={"other": (0,)}), ValueError, "seeds, a dict, must name the data sets"),
+    (dict(seeds={DS: ()}), ValueError, "seeds"),
+    (dict(seeds={DS: "0"}), TypeError, "seeds"),
 ])
 def test_bad_grids_are_refused_naming_the_argument(change, error, name):
     good = dict(arms={"A": ex.Arm()}, rates=(0.1,), seeds=(0,), validation_seeds=(1,),

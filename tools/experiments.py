@@ -121,6 +121,20 @@ class Arm:
         return CD(int(k)) if kind == "CD" else PCD(self.chains, k=int(k))
 
 
+def _per_name(field, values, names, what):
+    """`values` (a dict giving each of `names`, `what`, a non-empty sequence) as tuples in
+    `names`'s order; TypeError or ValueError naming `field` otherwise."""
+    if set(values) != set(names):
+        raise ValueError(f"{field}, a dict, must name {what} {list(names)}, got {list(values)}")
+    for name, sequence in values.items():
+        if isinstance(sequence, (str, bytes)) or not hasattr(sequence, "__iter__"):
+            raise TypeError(f"{field}[{name!r}] must be a sequence, got "
+                            f"{type(sequence).__name__}")
+        if not tuple(sequence):
+            raise ValueError(f"{field}[{name!r}] must not be empty")
+    return {name: tuple(values[name]) for name in names}
+
+
 @dataclass(frozen=True)
 class Grid:
     """A grid of training runs: arms x learning rates x seeds x budgets x data sets.
@@ -168,30 +182,11 @@ class Grid:
         for name, arm in self.arms.items():
             if not isinstance(arm, Arm):
                 raise TypeError(f"arms[{name!r}] must be an Arm, got {type(arm).__name__}")
-        if isinstance(self.rates, dict):
-            if set(self.rates) != set(self.arms):
-                raise ValueError(f"rates, a dict, must name the arms {list(self.arms)}, got "
-                                 f"{list(self.rates)}")
-            for name, rates in self.rates.items():
-                if isinstance(rates, (str, bytes)) or not hasattr(rates, "__iter__"):
-                    raise TypeError(f"rates[{name!r}] must be a sequence, got "
-                                    f"{type(rates).__name__}")
-                if not tuple(rates):
-                    raise ValueError(f"rates[{name!r}] must not be empty")
-            object.__setattr__(self, "rates", {name: tuple(self.rates[name])
-                                               for name in self.arms})
-        if isinstance(self.seeds, dict):
-            if set(self.seeds) != set(self.data_sets):
-                raise ValueError(f"seeds, a dict, must name the data sets "
-                                 f"{list(self.data_sets)}, got {list(self.seeds)}")
-            for name, seeds in self.seeds.items():
-                if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-                    raise TypeError(f"seeds[{name!r}] must be a sequence, got "
-                                    f"{type(seeds).__name__}")
-                if not tuple(seeds):
-                    raise ValueError(f"seeds[{name!r}] must not be empty")
-            object.__setattr__(self, "seeds", {name: tuple(self.seeds[name])
-                                               for name in self.data_sets})
+        for field, owners, what in (("rates", self.arms, "the arms"),
+                                    ("seeds", self.data_sets, "the data sets")):
+            if isinstance(getattr(self, field), dict):
+                object.__setattr__(self, field,
+                                   _per_name(field, getattr(self, field), owners, what))
         for name in ("rates", "seeds", "validation_seeds", "budgets", "data_sets"):
             value = getattr(self, name)
             if name in ("rates", "seeds") and isinstance(value, dict):
