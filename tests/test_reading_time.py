@@ -2,7 +2,9 @@
 
 The estimate: visible prose words / 150 + one minute per display equation and per figure +
 half a minute per code cell whose source is shown. Folded blocks (``dropdown``) and cells
-whose source is hidden are not read; the ``{check}`` marks in the visible prose are counted.
+whose source is hidden are not read, nor is a chapter's Evidence section after its heading
+(the built page folds it whole, ``_ext/evidence_layer.py``); the ``{check}`` marks in the
+visible prose are counted.
 """
 import json
 
@@ -58,6 +60,18 @@ def test_nested_folds_and_fences(tmp_path):
                                   "::::\nread me")])
     t = reading.page_time(page)
     assert (t["words"], t["equations"]) == (2, 0), t
+
+
+def test_the_evidence_section_is_not_read(tmp_path):
+    """After ``## Evidence`` nothing counts, in its own cell or the cells after it."""
+    page = notebook(tmp_path, [
+        md("One two.\n\n(sec-t-evidence)=\n## Evidence\n\nfolded words {check}`chk-a`\n"),
+        md("### A group\n\nmore folded words $$x$$"),
+        code("print(2)", tags=["hide-output"], outputs=[PNG]),
+    ])
+    t = reading.page_time(page)
+    assert (t["words"], t["equations"], t["figures"], t["code_cells"], t["check_marks"]) == (
+        3, 0, 0, 0, 0), t
 
 
 def test_core_pages_are_the_core_parts():

@@ -6,8 +6,9 @@ per code cell whose source is shown.  What a reader has to open is not counted: 
 ``dropdown`` (folded) block, a cell tagged ``hide-input``, ``hide-cell``, ``remove-cell``
 or ``remove-input`` (its figure still counts when its output is shown unfolded, and so does
 its caption, ``mystnb.figure.caption``, as prose; an output folded by ``hide-cell`` or
-``hide-output`` is not read).  Check marks are the ``{check}`` roles in the
-visible prose and captions.
+``hide-output`` is not read).  A chapter's Evidence section is one fold in the built page
+(``_ext/evidence_layer.py``): its heading is read, nothing after it.  Check marks are the
+``{check}`` roles in the visible prose and captions.
 
     python tools/reading_time.py          # a table of the core's pages, and the total
 """
@@ -74,6 +75,9 @@ def visible_markdown(text):
     return "\n".join(kept)
 
 
+#: The start of a chapter's Evidence section (its label and heading, CONTRIBUTING.md).
+EVIDENCE = re.compile(r"^\(sec-[a-z0-9-]+-evidence\)=[ \t]*\n## Evidence[ \t]*$", re.M)
+
 _DISPLAY_MATH = re.compile(r"(`{3,})\{math\}.*?\1|\$\$.*?\$\$|\\begin\{(equation|align)\*?\}.*?"
                            r"\\end\{\2\*?\}", re.S)
 _FIGURE_DIRECTIVE = re.compile(r"^[`:]{3,}\{(glue:figure|figure|image)\}", re.M)
@@ -102,6 +106,9 @@ def page_time(path):
     for cell in cells:
         source = "".join(cell["source"])
         tags = set(cell.get("metadata", {}).get("tags", []))
+        evidence = EVIDENCE.search(source) if cell["cell_type"] == "markdown" else None
+        if evidence:                        # the rest of the page is folded
+            source = source[:evidence.end()]
         if cell["cell_type"] == "markdown":
             shown = visible_markdown(source)
             words += prose_words(shown)
@@ -119,6 +126,8 @@ def page_time(path):
                 if caption:
                     words += prose_words(caption)
                     checks += len(re.findall(r"\{check\}`", caption))
+        if evidence:
+            break
     minutes = (words / WORDS_PER_MINUTE + MINUTES_PER_EQUATION * equations
                + MINUTES_PER_FIGURE * figures + MINUTES_PER_CODE_CELL * code)
     return dict(page=Path(path).stem, words=words, equations=equations, figures=figures,

@@ -30,7 +30,7 @@ It also measures the layout of every page at two window sizes:
   352 px column that fails for a figure wider than 749 px, 7.5 in at
   100 dpi (CONTRIBUTING.md asks for at most 7 in, two panels side by side);
 - at 1280 x 800 each chapter of the core part (the "Core" parts of
-  ``_toc.yml``), with its folded cells closed, is at most
+  ``_toc.yml``), with its folded cells and its evidence closed, is at most
   ``MAX_CORE_SCREENS`` window heights tall; the measured heights are
   written to ``_build/browser/core_screens.json``.
 
@@ -166,6 +166,10 @@ def test_page_renders_offline_with_typeset_math(page_path, server, browser):
 
 MEASURE_LAYOUT = """(minScale) => {
   const article = document.querySelector('article.bd-article') || document.body;
+  // The page's height as it opens, its evidence folded; then the evidence opened, so that
+  // its tables, code, equations and figures are measured as a reader who opens it sees them.
+  const height = document.documentElement.scrollHeight;
+  document.querySelectorAll('details.evidence').forEach(fold => { fold.open = true; });
   const describe = (el) => {
     const id = el.id || (el.closest('[id]') ? el.closest('[id]').id : '');
     const section = el.closest('section[id]');
@@ -244,7 +248,7 @@ MEASURE_LAYOUT = """(minScale) => {
   }
   return {wide, squeezed, outside, uncued, splitNames,
           page: {scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
-                 height: document.documentElement.scrollHeight}};
+                 height}};
 }"""
 
 
@@ -427,6 +431,9 @@ def test_scroll_cue_shows_only_where_more_content_hides(theme, server, browser):
         page.wait_for_function(
             "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
         page.evaluate("() => MathJax.startup.promise")
+        # The evidence opened, as a reader opens it (source_audit's wide tables are there).
+        page.evaluate("() => document.querySelectorAll('details.evidence')"
+                      ".forEach(fold => { fold.open = true; })")
         assert page.evaluate("() => document.documentElement.dataset.theme") == theme
         page.add_style_tag(content=HIDE_TEXT)
         elements = page.locator(f"article.bd-article {kind}")
