@@ -64,12 +64,16 @@ BUGS = {
     "tempered chains": "persistent CD runs its chains at a random inverse temperature at each "
                        "call (mean 1, standard deviation 0.6, as paysage's default "
                        "beta_std=0.6), so they do not sample p(v)",
+    "softplus cut": "the free energy writes softplus(x) as x for x >= 10, leaving out "
+                    "log(1 + exp(-x)) past 10 (the rbms library's cut)",
+    "softplus cut in float32": "the free energy is computed in float32 with softplus(x) written "
+                               "as x for x >= 10 (the rbms library's cut, in float32)",
     "weight decay on biases": "the training step decays every parameter, the biases too, by "
                               "0.1 (learnergy's SGD(weight_decay=...) on all parameters)",
 }
 
-#: The weight decay and temperature of the planted bugs of those names.
-DECAY, TEMPERATURE = 0.1, 2.0
+#: The weight decay, temperature and softplus threshold of the planted bugs of those names.
+DECAY, TEMPERATURE, SOFTPLUS_CUT = 0.1, 2.0, 10.0
 # Dropout masks are drawn from this generator, not the one a method is given.
 _OWN_GENERATOR = np.random.default_rng(2026)
 
@@ -179,6 +183,13 @@ class NumpyRBM:
         if self.bug == "softplus overflow":
             x = x.astype(np.float32)
             return -(v @ self.b).astype(np.float32) - np.log(1 + np.exp(x)).sum(axis=1)
+        if self.bug in ("softplus cut", "softplus cut in float32"):
+            if self.bug.endswith("float32"):
+                x, v, b = x.astype(np.float32), v.astype(np.float32), self.b.astype(np.float32)
+            else:
+                b = self.b
+            cut = np.where(x < SOFTPLUS_CUT, np.log1p(np.exp(np.minimum(x, SOFTPLUS_CUT))), x)
+            return -(v @ b) - cut.sum(axis=1)
         return -(v @ self.b) - _softplus(x).sum(axis=1)
 
     def log_partition(self):

@@ -138,7 +138,8 @@ NEWER = {"generator re-seeded", "tempering swap with beta F", "AIS mean of log w
 
 # planted for the probes and fitted causes of issue 46, caught in test_testing_probes.py
 PROBED = {"dropout", "batch normalisation", "temperature 2", "free energy doubled hidden bias",
-          "gradient sign times sum", "weight decay on biases", "tempered chains"}
+          "gradient sign times sum", "weight decay on biases", "tempered chains", "softplus cut",
+          "softplus cut in float32"}
 
 
 def test_the_catalogue_covers_every_planted_bug():

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import rbm
+import rbm.reference_impl
 import rbm.testing as testing_package
 from rbm import testing
 from rbm.reference_impl import NumpyRBM, PersistentCD
@@ -82,6 +83,53 @@ def test_a_doubled_hidden_bias_in_the_free_energy_is_named():
     assert err.slip == "the model with doubled hidden bias", str(err)
 
 
+def cut_interval(slip):
+    """The fitted threshold's interval (low, high] of a softplus-cut slip."""
+    return tuple(float(x) for x in slip.split("(")[1].rstrip("]").split(", "))
+
+
+@pytest.mark.parametrize("bug, model, options", [
+    ("softplus cut", HOT, {}), ("softplus cut", BIG, {}),
+    ("softplus cut in float32", HOT, {"dtype": "float32"}),
+    ("softplus cut in float32", HOT, {"rtol": 1e-6, "float64": NumpyRBM(
+        HOT.W, HOT.b, HOT.c, bug="softplus cut").free_energy})])
+def test_a_softplus_cut_is_fitted_and_named(bug, model, options):
+    """rbms' cut at 10 (in float64 and float32), on hidden inputs raised by 10 and on weights
+    x 40: the fitted interval holds the planted threshold."""
+    err = failure_of(lambda: testing.check_free_energy(
+        NumpyRBM(model.W, model.b, model.c, bug=bug).free_energy, model, **options))
+    assert err.slip.startswith("softplus cut at a threshold in")
+    low, high = cut_interval(err.slip)
+    assert low < rbm.reference_impl.SOFTPLUS_CUT <= high
+    assert "replaced by x" in str(err) and "F itself is beyond it" in str(err)
+
+
+def test_torch_s_softplus_threshold_is_named_with_its_own_threshold():
+    """torch.nn.Softplus returns x past 20 (learnergy): inputs past 20 by up to 0.3."""
+    model = rbm.RBM(MODEL.W, MODEL.b, MODEL.c + 20.3)
+
+    def free_energy(v):
+        x = v @ model.W + model.c
+        return -v @ model.b - np.where(x > 20, x, np.logaddexp(0, x)).sum(axis=1)
+    low, high = cut_interval(failure_of(lambda: testing.check_free_energy(free_energy,
+                                                                          model)).slip)
+    assert low < 20 <= high
+
+
+def test_a_cut_is_not_named_when_no_threshold_fits_nor_where_it_is_within_the_tolerance():
+    """Half the dropped terms fit no cut: the message says so.  On the test model, whose hidden
+    inputs stay below 10, the planted cut changes nothing and passes."""
+    def half(v):
+        x = v @ HOT.W + HOT.c
+        return -v @ HOT.b - np.where(x >= 10, x + 0.5 * np.log1p(np.exp(-x)),
+                                     np.logaddexp(0, x)).sum(axis=1)
+    err = failure_of(lambda: testing.check_free_energy(half, HOT))
+    assert err.slip is None and "No tested cause fits" in str(err)
+    assert "a softplus cut at a threshold (no threshold fits)" in str(err)
+    testing.check_free_energy(NumpyRBM(MODEL.W, MODEL.b, MODEL.c, bug="softplus cut")
+                              .free_energy, MODEL)
+
+
 def test_a_sign_times_a_sum_over_rows_is_named_as_both_slips():
     err = failure_of(lambda: testing.check_gradient_estimator(
         lambda d, r: impl("gradient sign times sum").cd_gradient(d, 1, r), MODEL, DATA, rng=0))
@@ -139,13 +187,16 @@ def test_the_short_batch_hint_comes_only_with_the_short_batch():
 
 # -- item 4: float32 without a twin ------------------------------------------------------------
 
-def _float32_code(model, cut=None, bias=1.0):
+def _float32_code(model, cut=None, bias=1.0, twice=False):
+    """Float32 code: correct, with softplus cut past `cut` (``twice``: the dropped term
+    left out twice, a defect no tested cause fits), or with the hidden bias times `bias`."""
     W, b, c = (np.float32(a) for a in (model.W, model.b, model.c))
 
     def free_energy(v):
         x = v.astype(np.float32) @ W + np.float32(bias) * c
+        past = x - np.log1p(np.exp(-x)) if twice else x
         sp = np.logaddexp(np.float32(0), x) if cut is None else np.where(
-            x > cut, x, np.logaddexp(np.float32(0), x))
+            x > cut, past, np.logaddexp(np.float32(0), x))
         return -(v.astype(np.float32) @ b) - sp.sum(axis=1)
 
     def prob_h_given_v(v):
@@ -179,6 +230,9 @@ def test_the_float32_measure_is_within_a_quarter_of_the_factor_on_the_test_model
 def test_planted_slips_still_fail_the_float32_tolerance():
     cut, _ = _float32_code(HOT, cut=10.0)  # rbms' softplus cut at 10, in float32
     err = failure_of(lambda: testing.check_free_energy(cut, HOT, dtype="float32"))
+    assert err.slip.startswith("softplus cut") and "not float32 rounding" in str(err)
+    twice, _ = _float32_code(HOT, cut=10.0, twice=True)  # no tested cause fits
+    err = failure_of(lambda: testing.check_free_energy(twice, HOT, dtype="float32"))
     assert "beyond the float32 tolerance" in str(err) and "not float32 rounding" in str(err)
     doubled, _ = _float32_code(M6, bias=2.0)
     err = failure_of(lambda: testing.check_free_energy(doubled, M6, dtype="float32"))
@@ -190,8 +244,8 @@ def test_the_float32_message_offers_a_fix_that_needs_no_float64_counterpart():
     err = failure_of(lambda: testing.check_free_energy(free_energy, M6))
     assert "float64=" in str(err) and "pass dtype='float32'" in str(err)
     assert "which these values hold" in str(err)
-    cut, _ = _float32_code(HOT, cut=10.0)
-    err = failure_of(lambda: testing.check_free_energy(cut, HOT))
+    twice, _ = _float32_code(HOT, cut=10.0, twice=True)
+    err = failure_of(lambda: testing.check_free_energy(twice, HOT))
     assert "these values do not hold" in str(err), str(err)
 
 

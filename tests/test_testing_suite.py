@@ -52,7 +52,9 @@ def test_a_correct_implementation_passes_every_check():
         "log-likelihood", "pseudo-likelihood", "sampler of h | v", "sampler of v | h",
         "Gibbs step", "log Z estimate", "gradient estimate", "training step",
         "persistent estimator"]
-    assert report.not_run == (("stationary law", "long_run_sampler"),)
+    assert report.not_run == (("stationary law", "long_run_sampler"),
+                              ("pseudo-likelihood estimate", "pseudo_likelihood_estimate"),
+                              ("persistent trainer", "persistent_step"))
     assert "alpha 0.001" in report["Gibbs step"].power
     assert report["gradient estimate"].seed == [0, 12]
     text = str(report)
@@ -140,7 +142,7 @@ def test_float32_loosens_the_deterministic_tolerances():
     ({"free_enrgy": len}, TypeError, "unknown keyword"),
     ({}, ValueError, "nothing to check"),
     ({"training_step": len}, ValueError, "learning_rate"),
-    ({"chains": len}, ValueError, "persistent_gradient and chains"),
+    ({"chains": len}, ValueError, "chains comes with one of"),
     ({"free_energy": len, "dtype": "float16"}, ValueError, "dtype"),
     ({"free_energy": len, "seed": -1}, ValueError, "seed"),
     ({"free_energy": len, "alpha": 2.0}, ValueError, "alpha"),
@@ -264,3 +266,42 @@ def test_a_pseudo_likelihood_of_the_wrong_shape_is_a_value_error_not_a_failed_ch
     with pytest.raises(testing.CheckFailed):
         testing.check_pseudo_likelihood(lambda d, rng: 2 * impl.one_bit_pseudo_log_likelihood(
             d, rng), MODEL, DATA, n_draws=100, rng=0)
+
+
+def test_a_persistent_trainer_is_checked_last_against_the_parameters_it_holds():
+    """Its parameters move at every call: read from impl.parameters (here a property) before
+    each one; a trainer that restarts its chains on the short batch fails there."""
+    for bug, passed in ((None, True), ("chains reset on short batch", False)):
+        pcd = PersistentCD(W, B, C, chains=np.zeros((3, 3)), bug=bug)
+        report = testing.check_implementation(
+            pcd, data=DATA, learning_rate=0.1, free_energy=NumpyRBM(W, B, C).free_energy,
+            gradient=None,  # its gradient method advances the chains: not a CD-k estimate
+            persistent_step=lambda d, rng, pcd=pcd: pcd.update(d, 0.1, rng),
+            chains=lambda pcd=pcd: pcd.chains)
+        assert [r.check for r in report.rows] == ["free energy", "persistent trainer"]
+        assert report["persistent trainer"].verdict == ("pass" if passed else "fail"), bug
+        if not passed:  # at lr 0.1 the restarted chains are told from the exact values with
+            message = report["persistent trainer"].message  # little power: found, not named
+            assert "batches of 2 rows" in message and "The full batches of 3 rows pass" in message
+
+
+def test_a_random_pseudo_likelihood_estimate_is_checked_by_its_mean():
+    one_bit = NumpyRBM(W, B, C).one_bit_pseudo_log_likelihood
+    report = testing.check_implementation(model=MODEL, data=DATA,
+                                          pseudo_likelihood_estimate=one_bit)
+    assert report.passed and "draws" in report["pseudo-likelihood estimate"].power
+    per_unit = testing.check_implementation(model=MODEL, data=DATA, convention="mean",
+                                            pseudo_likelihood_estimate=one_bit)
+    assert per_unit["pseudo-likelihood estimate"].cause == "the sum over units"
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"persistent_step": lambda d, rng: None, "chains": lambda: None, "learning_rate": 0.1},
+     "needs impl.parameters"),
+    ({"persistent_step": lambda d, rng: None, "persistent_gradient": lambda d, rng: None,
+      "chains": lambda: None, "learning_rate": 0.1}, "one of persistent_gradient"),
+    ({"persistent_step": lambda d, rng: None, "chains": lambda: None}, "learning_rate"),
+    ({"free_energy": lambda v: None, "chain_layer": "both"}, "chain_layer")])
+def test_the_persistent_trainer_s_usage_errors_are_value_errors(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        testing.check_implementation(model=MODEL, **kwargs)

@@ -67,7 +67,8 @@ twice with generators in the same state.  Then a known mistake (the
 gradient's sign, CD-(k-1) in place of CD-k, a transposed ``W``, a missing
 or doubled bias, two slips at once such as the sign times a sum over the
 rows...) and, when none fits, a cause fitted to the values or draws (a
-temperature, a factor, a weight decay on ``W`` or on every parameter).  A
+temperature, a factor, a weight decay on ``W`` or on every parameter, a softplus cut
+at a threshold).  A
 stochastic candidate is named only when the check's tests tell it from
 every other tested cause, the exact values included, with the stated power
 (exact for the binomial tests, normal for the t-tests); otherwise the

@@ -318,6 +318,44 @@ def free_energy_terms(model, V):
             + np.abs(model.hidden.log_normaliser(model.input_hidden(V))))
 
 
+def softplus_cut(values, model, V, F, tol, rtol, allowed):
+    """(cause, slip, tested text) of a softplus cut at a threshold: log(1 + e^x) written as x
+    for x past a threshold t (torch's Softplus past 20, a cut at 10 in some libraries), which
+    leaves out log(1 + e^-x) per hidden unit past t.  Every cut between two of the hidden
+    inputs is tried; the cut is named only if F itself is beyond the tolerance (`allowed` +
+    `rtol` |F|) at some state and every state is within it of F with a cut; the threshold is
+    stated as the interval of every cut that fits.  {0,1} hidden units only."""
+    if not (model.hidden.bits == (1.0, 0.0) and len(model.hidden.shape) == 1) \
+            or not np.isfinite(values).all():
+        return None, None, None
+    x = model.input_hidden(V) + model.c
+    dropped = np.log1p(np.exp(-np.abs(x)))  # log(1 + e^x) - x for x > 0
+    cuts = np.unique(x[x > 0])
+    room = allowed + rtol * np.abs(F)
+    if np.all(np.abs(values - F) <= room):
+        return None, None, None
+    fits = []
+    for i, t in enumerate(cuts):  # the cut drops the terms of the inputs at or past t
+        cut = F + np.where(x >= t, dropped, 0.0).sum(axis=1)
+        if np.all(np.abs(values - cut) <= room):
+            fits.append((float(cuts[i - 1]) if i else 0.0, float(t),
+                         float(np.max(np.abs(values - cut))), cut))
+    if not fits:
+        return None, None, "a softplus cut at a threshold (no threshold fits)"
+    low, high = fits[0][0], fits[-1][1]
+    best = min(fits, key=lambda fit: fit[2])[3]
+    return (f" Your values are F with softplus(x) = log(1 + e^x) replaced by x for the hidden "
+            f"inputs x at or past a threshold above {low:.4g}, at most {high:.4g} (fitted: "
+            f"every state within the tolerance of F with such a cut, while F itself is beyond "
+            f"it, so the comparison at every state tells the cut from the exact values; the "
+            f"cut is worth up to {float(np.max(best - F)):.3g}): log(1 + e^-x) is left out per "
+            f"hidden unit past the threshold (a softplus with a threshold, as "
+            f"torch.nn.Softplus's 20; np.logaddexp(0, x) is exact)."
+            + (" Your values are float32 numbers, and F is beyond the tolerance with float32 "
+               "rounding allowed: not float32 rounding." if is_float32(values) else ""),
+            f"softplus cut at a threshold in ({low:.4g}, {high:.4g}]", None)
+
+
 def overflow_cause(values, model):
     """A sentence naming the overflows the model's inputs can cause, if `values` are not finite."""
     if np.isfinite(values).all() or is_network(model):

@@ -12,7 +12,7 @@ from rbm.testing.results import CheckResult, call, fail, float64_rerun, guarded,
 from rbm.testing._causes import (ROUNDING_SPACINGS, bits_hypotheses, rounding_step,
                                  free_energy_terms, is_float32,
                                  log_likelihood_terms, minus_offset, overflow_cause,
-                                 pseudo_likelihood_terms, rounding_cause)
+                                 pseudo_likelihood_terms, rounding_cause, softplus_cut)
 from rbm.testing._means import mean_check, mean_draws
 from rbm.testing._probes import (FLOAT32_TEXT, conditional_scale, first_cause,
                                  fitted_temperature, float32_allowance, free_energy_scale,
@@ -228,9 +228,10 @@ def check_free_energy(free_energy, model, *, up_to_constant=False, tol=1e-9, rto
         overflow, two calls on the same input (a random function), the worst
         rows alone against the batch (rows not independent), a constant
         offset, the sign, a bias left out or doubled (and the catalogue of
-        :func:`check_conditionals`), a fitted temperature, float32 rounding
-        (tested with `float64`); or that no tested cause fits, with what was
-        tested.
+        :func:`check_conditionals`), a fitted temperature, a softplus cut at a
+        fitted threshold (:math:`\log(1 + e^x)` written as :math:`x` past it),
+        float32 rounding (tested with `float64`); or that no tested cause
+        fits, with what was tested.
 
     Examples
     --------
@@ -351,8 +352,14 @@ def _free_energy_diagnosis(free_energy, model, V, F, values, offset, up_to_const
     rounding = rounding_step(shifted, F, tol, rtol, rerun and (
         lambda: minus_offset(rerun(), F, up_to_constant)), dtype, float32_allowance(scale32),
         raw=values, scale=free_energy_terms(model, V))
+    def cut():
+        if near_exact or up_to_constant:
+            return None, None, None
+        return softplus_cut(shifted, model, V, F, tol, rtol, loose)
+
     steps = repeat_and_row_steps(again, alone, _rows_to_probe(bad), values, loose, rtol,
-                                 "free energy") + [constant, catalogue, temperature, rounding]
+                                 "free energy") + [constant, catalogue, temperature, cut,
+                                                   rounding]
     return first_cause(steps)
 
 

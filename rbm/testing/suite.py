@@ -34,6 +34,8 @@ PROVIDES = {
     "log_partition": "f() -> log Z",
     "log_likelihood": "f(data) -> log p(v) per row, or their mean",
     "pseudo_likelihood": "f(data) -> the pseudo-log-likelihood per row",
+    "pseudo_likelihood_estimate": "f(data, rng) -> a random estimate of the pseudo-log-"
+                                  "likelihood per row whose mean is exact (one bit flipped)",
     "sample_h_given_v": "f(v, rng) -> h, rows",
     "sample_v_given_h": "f(h, rng) -> v, rows",
     "gibbs_step": "f(v, rng) -> v' after cd_k block Gibbs steps",
@@ -43,9 +45,14 @@ PROVIDES = {
     "training_step": "f(W, b, c, data, rng) -> new (W, b, c), one CD-k update",
     "persistent_gradient": "f(batch, rng) -> (dW, db, dc), one call of a persistent "
                            "estimator (it advances its chains)",
-    "chains": "f() -> the persistent chains' states now (with persistent_gradient)",
+    "persistent_step": "f(batch, rng) -> new (W, b, c), one call of a persistent trainer (it "
+                       "advances its chains and its parameters, read by parameters())",
+    "chains": "f() -> the persistent chains' states now (with persistent_gradient or "
+              "persistent_step)",
 }
 DTYPES = ("float64", "float32")
+#: Draws of a random pseudo-likelihood estimate (its t-tests need at least MIN_MEAN_DRAWS).
+PSEUDO_LIKELIHOOD_DRAWS = 1000
 # Deterministic tolerances by dtype: float32 adds FLOAT32_FACTOR float32 epsilons times the
 # summed magnitudes of each entry's terms (rbm.testing._probes).
 _TOLERANCE = {"float64": {}, "float32": {"dtype": "float32"}}
@@ -137,9 +144,17 @@ def _provided(impl, given):
     return found
 
 
+def _parameters_of(impl):
+    """`impl`'s ``parameters`` (an attribute, a method or a key), or None."""
+    if impl is None:
+        return None
+    return impl.get("parameters") if isinstance(impl, Mapping) else getattr(impl, "parameters",
+                                                                            None)
+
+
 def _model_of(impl, model):
     if model is None:
-        params = getattr(impl, "parameters", None) if impl is not None else None
+        params = _parameters_of(impl)
         if params is None:
             raise ValueError("model is needed: an RBM or (W, b, c) with the parameters your "
                              "implementation holds (or an impl with a `parameters` attribute)")
@@ -148,8 +163,8 @@ def _model_of(impl, model):
 
 
 def plan_checks(impl=None, model=None, *, data=None, seed=0, cd_k=1, learning_rate=None,
-                batch_size=None, convention="sum", dtype="float64", alpha=1e-3, power=0.99,
-                **provides):
+                batch_size=None, chain_layer="visible", convention="sum", dtype="float64",
+                alpha=1e-3, power=0.99, **provides):
     """The checks :func:`check_implementation` runs, each ready to call (see there).
 
     Returns
@@ -172,13 +187,24 @@ def plan_checks(impl=None, model=None, *, data=None, seed=0, cd_k=1, learning_ra
         data = model.visible.states_at(
             np.random.default_rng([seed, 999]).integers(0, 2 ** model.n_visible, size=6))
     data = model.visible.check_states(data, "data", allow_1d=False)[0]
-    if "training_step" in f:
-        if learning_rate is None:
-            raise ValueError("learning_rate is needed to check training_step")
-        learning_rate = check_positive_float(learning_rate, "learning_rate")
-    if ("persistent_gradient" in f) != ("chains" in f):
-        raise ValueError("persistent_gradient and chains come together: the checks read the "
-                         "chains before every call")
+    for needs_rate in ("training_step", "persistent_step"):
+        if needs_rate in f:
+            if learning_rate is None:
+                raise ValueError(f"learning_rate is needed to check {needs_rate}")
+            learning_rate = check_positive_float(learning_rate, "learning_rate")
+    persistent = [name for name in ("persistent_gradient", "persistent_step") if name in f]
+    if bool(persistent) != ("chains" in f) or len(persistent) > 1:
+        raise ValueError("chains comes with one of persistent_gradient and persistent_step: "
+                         "the checks read the chains before every call")
+    if "persistent_step" in f and _parameters_of(impl) is None:
+        raise ValueError("persistent_step needs impl.parameters, the (W, b, c) the trainer "
+                         "holds now (a method, or a property read anew before every call)")
+
+    def parameters():
+        held = _parameters_of(impl)
+        return held() if callable(held) else held
+    if chain_layer not in ("visible", "hidden"):
+        raise ValueError(f"chain_layer must be 'visible' or 'hidden', got {chain_layer!r}")
     if batch_size is None:
         batch_size = max(1, (2 * len(data)) // 3)
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -216,10 +242,21 @@ def plan_checks(impl=None, model=None, *, data=None, seed=0, cd_k=1, learning_ra
         ("training step", ("training_step",), lambda rng: check_training_step(
             f["training_step"], model, data, learning_rate=learning_rate, target=cd_k, rng=rng,
             **stochastic)),
-        ("persistent estimator", ("persistent_gradient", "chains"),
+        ("persistent estimator", ("persistent_gradient",),
          lambda rng: check_persistent_estimator(
              f["persistent_gradient"], f["chains"], model, data, batch_size=batch_size, k=cd_k,
-             rng=rng, **stochastic)),
+             chain_layer=chain_layer, rng=rng, **stochastic)),
+        # added after the others, so that their seeds [seed, i] stay as they were
+        ("pseudo-likelihood estimate", ("pseudo_likelihood_estimate",),
+         lambda rng: check_pseudo_likelihood(
+             f["pseudo_likelihood_estimate"], model, data, convention=convention,
+             n_draws=PSEUDO_LIKELIHOOD_DRAWS, alpha=alpha, rng=rng,
+             name="pseudo-likelihood estimate")),
+        # last: the trainer's parameters move, and no check after it reads them
+        ("persistent trainer", ("persistent_step",), lambda rng: check_persistent_estimator(
+            f["persistent_step"], f["chains"], model, data, batch_size=batch_size, k=cd_k,
+            chain_layer=chain_layer, parameters=parameters, learning_rate=learning_rate,
+            rng=rng, name="persistent trainer", **stochastic)),
     ]
     planned, not_run = [], []
     for index, (name, needs, run) in enumerate(catalogue):
@@ -252,8 +289,9 @@ def _power_text(result, alpha, dtype="float64"):
 
 
 def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
-                         learning_rate=None, batch_size=None, convention="sum",
-                         dtype="float64", alpha=1e-3, power=0.99, verbose=False, **provides):
+                         learning_rate=None, batch_size=None, chain_layer="visible",
+                         convention="sum", dtype="float64", alpha=1e-3, power=0.99,
+                         verbose=False, **provides):
     r"""Run every check that applies to what an implementation provides; return the table.
 
     Parameters
@@ -278,12 +316,15 @@ def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
         The ``k`` of the Gibbs step, the gradient estimate, the training
         step and the persistent estimator.
     learning_rate : float, optional
-        Needed with ``training_step``.
+        Needed with ``training_step`` and ``persistent_step``.
     batch_size : int, optional
-        For ``persistent_gradient``; by default two thirds of the rows
-        (so that a pass ends with a short batch).
+        For ``persistent_gradient`` and ``persistent_step``; by default two
+        thirds of the rows (so that a pass ends with a short batch).
+    chain_layer : {"visible", "hidden"}
+        The layer of the persistent chains' states.
     convention : {"sum", "mean"}
-        Of ``pseudo_likelihood``.
+        Of ``pseudo_likelihood`` and ``pseudo_likelihood_estimate``
+        (``PSEUDO_LIKELIHOOD_DRAWS`` draws).
     dtype : {"float64", "float32"}
         ``"float32"`` adds to the deterministic tolerances 4 float32 epsilons
         times the summed magnitudes of each entry's terms (``dtype="float32"``
@@ -298,9 +339,12 @@ def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
         Any name of ``PROVIDES``: ``prob_h_given_v``, ``prob_v_given_h``,
         ``energy``, ``free_energy``, ``log_partition``, ``log_likelihood``,
         ``pseudo_likelihood``, ``sample_h_given_v``, ``sample_v_given_h``,
-        ``gibbs_step``, ``long_run_sampler``, ``log_partition_estimate``,
-        ``gradient``, ``training_step``, ``persistent_gradient`` with
-        ``chains``.
+        ``pseudo_likelihood_estimate``, ``gibbs_step``,
+        ``long_run_sampler``, ``log_partition_estimate``, ``gradient``,
+        ``training_step``, ``persistent_gradient`` or ``persistent_step``
+        with ``chains``.  ``persistent_step`` (a trainer whose parameters
+        move) also needs ``impl.parameters`` (a method, or a property), read
+        before every call; its check runs last.
 
     Returns
     -------
@@ -337,8 +381,8 @@ def check_implementation(impl=None, model=None, *, data=None, seed=0, cd_k=1,
     """
     planned, not_run = plan_checks(
         impl, model, data=data, seed=seed, cd_k=cd_k, learning_rate=learning_rate,
-        batch_size=batch_size, convention=convention, dtype=dtype, alpha=alpha, power=power,
-        **provides)
+        batch_size=batch_size, chain_layer=chain_layer, convention=convention, dtype=dtype,
+        alpha=alpha, power=power, **provides)
     rows = []
     for check in planned:
         out = io.StringIO()
