@@ -70,6 +70,9 @@ GLUED_CHAPTERS = {
         "rates 0.1 and 0.3", "rate 1.0", "rate 3.0", "6400 steps at rate 0.3",
         "for 6400 steps", "rates up to 0.3", "rates 0.01 and 0.03",
         "rates 0.1, 0.3 and 1.0",  # the settings of the longer-trained and third-layer runs
+        "best rate of 0.03 to 1.0", "largest, 1.0", "smallest, 0.03",  # the rate grid
+        "at rate 0.5", "more than 0.1 nats",   # a setting; chk-stacks-dbm-lag's threshold
+        "at 95 %",                 # what a normal error gives
     ],
     "other_unit_types": [
         "significance 0.01", "5 % too large", "scale 0.01", "scale 0.1",

@@ -259,3 +259,144 @@ def test_a_dbm_bias_run_rederived_matches_the_cache_at_its_first_checkpoints(dbm
                            shadows=rs.SHADOW_SETS)
     for key in ("log_likelihood", "chain_bias_sq", "exact_bias_sq", "chain_variance"):
         assert_close(found[key], cell[key][:2], key, atol=DBM_ATOL)
+
+
+# -- part "dbm_nudged": the DBM runs' spread at every rate (stacks_dbm_nudged.json) -------
+
+@pytest.fixture(scope="module")
+def dbm_nudged_cache():
+    return read_cache(f"{rs.STEM}_dbm_nudged")
+
+
+def test_the_nudged_dbm_cache_holds_both_nudges_at_every_rate(dbm_nudged_cache, dbm_cache):
+    """The pretrained DBM of a nudged run is its plain twin's of part ``dbm``.  (Already at
+    250 steps the 4x4 runs at rate 0.1 have moved apart, by 0.003 nats in log p.)"""
+    cells = {(c["data_set"], c["seed"], c["rate"], c["nudge"]) for c in dbm_nudged_cache["cells"]}
+    assert cells == {(d, s, r, n) for d in rs.DBM_DATA_SETS for s in rs.NUDGED_SEEDS
+                     for r in rs.DBM_RATES for n in (rs.NUDGE, -rs.NUDGE)}
+    plain = {(c["data_set"], c["seed"], c["rate"]): c for c in dbm_cache["cells"]
+             if not c["nudge"]}
+    for cell in dbm_nudged_cache["cells"]:
+        twin = plain[(cell["data_set"], cell["seed"], cell["rate"])]
+        assert_close(cell["log_likelihood"][:1], twin["log_likelihood"][:1], "log p",
+                     atol=DBM_ATOL)
+
+
+def test_a_nudged_dbm_run_rederived_matches_the_cache_at_its_first_checkpoints(
+        dbm_nudged_cache):
+    (cell,) = [c for c in dbm_nudged_cache["cells"] if (
+        c["data_set"], c["seed"], c["rate"], c["nudge"]) == ("bars and stripes 3x3", 1, 0.1,
+                                                              -rs.NUDGE)]
+    with threadpool_limits(limits=1):
+        found = rs.dbm_run("bars and stripes 3x3", 1, 0.1, nudge=-rs.NUDGE,
+                           checkpoints=rs.DBM_CHECKPOINTS[:2])
+    for key in ("log_likelihood", "mean_field_gap", "log_z", "ais_log_z"):
+        assert_close(found[key], cell[key][:2], key, atol=DBM_ATOL)
+
+
+# -- part "dbm_sweeps": ten sweeps per step at rate 0.1 (stacks_dbm_sweeps.json) ----------
+
+@pytest.fixture(scope="module")
+def dbm_sweeps_cache():
+    return read_cache(f"{rs.STEM}_dbm_sweeps")
+
+
+def test_the_sweeps_cache_holds_every_seed_and_a_nudged_run(dbm_sweeps_cache):
+    assert (dbm_sweeps_cache["sweeps"], dbm_sweeps_cache["rate"]) == (rs.SWEEPS,
+                                                                      rs.DBM_RATES[-1])
+    assert dbm_sweeps_cache["checkpoints"] == list(rs.DBM_CHECKPOINTS)
+    cells = {(c["data_set"], c["seed"], c["nudge"]) for c in dbm_sweeps_cache["cells"]}
+    assert cells == ({(d, s, 0.0) for d in rs.DBM_DATA_SETS for s in rs.SEEDS}
+                     | {(d, 0, rs.NUDGE) for d in rs.DBM_DATA_SETS})
+
+
+def test_a_ten_sweep_run_rederived_matches_the_cache_at_its_first_checkpoints(
+        dbm_sweeps_cache):
+    (cell,) = [c for c in dbm_sweeps_cache["cells"] if (c["data_set"], c["seed"], c["nudge"])
+               == ("bars and stripes 3x3", 2, 0.0)]
+    with threadpool_limits(limits=1):
+        found = rs.dbm_run("bars and stripes 3x3", 2, rs.DBM_RATES[-1],
+                           checkpoints=rs.DBM_CHECKPOINTS[:2], shadows=rs.SHADOW_SETS,
+                           sweeps=rs.SWEEPS)
+    for key in ("log_likelihood", "chain_bias_sq", "exact_bias_sq", "gradient_norm"):
+        assert_close(found[key], cell[key][:2], key, atol=DBM_ATOL)
+
+
+# -- part "first_layers": are the first RBMs converged? (stacks_first_layers.json) --------
+
+@pytest.fixture(scope="module")
+def first_layers_cache():
+    return read_cache(f"{rs.STEM}_first_layers")
+
+
+def test_the_first_layers_cache_holds_every_first_rbm(first_layers_cache):
+    cells = {(c["data_set"], c["n1"], c["seed"], c["first_rate"], c["first_steps"])
+             for c in first_layers_cache["cells"]}
+    assert cells == ({(d, n, s, rs.CONVERGED_RATE, rs.CONVERGED_STEPS)
+                      for d, sizes in rs.CONVERGED_SIZES.items() for n in sizes
+                      for s in rs.SEEDS}
+                     | {("digits 8x8", 6, s, rs.FIRST_RATE, rs.STABLE_STEPS) for s in rs.SEEDS})
+    steps = rs.CONVERGED_MORE // rs.TRACE_EVERY
+    assert all(len(c["trace"]) == steps + 1 for c in first_layers_cache["cells"])
+
+
+def test_a_traced_first_rbm_rederived_matches_the_cache(first_layers_cache, converged_cache):
+    """Deterministic (exact ascent): the trace starts at part ``converged``'s first RBM and
+    ends where its further steps did."""
+    name = "bars and stripes 3x3"
+    (cell,) = [c for c in first_layers_cache["cells"]
+               if (c["data_set"], c["n1"], c["seed"], c["first_rate"]) == (name, 10, 2,
+                                                                          rs.CONVERGED_RATE)]
+    (twin,) = [c for c in converged_cache["cells"]
+               if (c["data_set"], c["n1"], c["seed"], c["rate"]) == (name, 10, 2, 0.1)]
+    assert_close(cell["trace"][0], twin["first"], "start", rtol=RTOL)
+    assert_close(cell["trace"][-1] - cell["trace"][0], twin["first_more"], "further steps",
+                 rtol=1e-6)
+    data = rs.data_set(name)
+    with threadpool_limits(limits=1):
+        first, _ = rs.converged_first(data, 10, 2)
+        found = rs.trace(first, data, rs.CONVERGED_RATE, n_steps=3 * rs.TRACE_EVERY)
+    assert_close(found, cell["trace"][:4], "trace", rtol=RTOL)
+
+
+# -- part "greedy_more": one more rate, one draw on the digits, 16-bit prototypes ---------
+
+@pytest.fixture(scope="module")
+def greedy_more_cache():
+    return read_cache(f"{rs.STEM}_greedy_more")
+
+
+def test_the_greedy_more_cache_holds_its_grid(greedy_more_cache, cache):
+    more = greedy_more_cache
+    assert (more["edge_rate"], more["checkpoints"]) == (rs.EDGE_RATE, list(rs.CHECKPOINTS))
+    assert {(c["data_set"], c["n1"], c["seed"], c["arm"]) for c in more["edge"]} == {
+        (d, n, s, a) for d in rs.DATA_SETS for n in rs.SIZES for s in rs.SEEDS
+        for a in rs.ARMS}
+    assert {(c["n1"], c["seed"], c["rate"]) for c in more["one_draw_digits"]} == {
+        (n, s, r) for n in rs.SIZES for s in rs.SEEDS for r in rs.RATES}
+    assert {(c["seed"], c["rate"]) for c in more["prototypes_16"]} == {
+        (s, r) for s in rs.SEEDS for r in rs.RATES}
+    firsts = {(c["data_set"], c["n1"], c["seed"]): c["first"] for c in cache["cells"]
+              if not c["nudge"]}
+    for c in more["edge"] + more["one_draw_digits"]:
+        assert_close(c["first"], firsts[(c["data_set"], c["n1"], c["seed"])], "first RBM",
+                     rtol=RTOL)
+
+
+@pytest.mark.parametrize("which, arm, seed, rate", [
+    ("edge", "probabilities", 4, 1.0),
+    ("prototypes_16", "posterior", 2, 0.3),
+])
+def test_a_greedy_more_run_rederived_matches_the_cache(greedy_more_cache, which, arm, seed,
+                                                       rate):
+    """Deterministic (exact ascent): rtol 1e-8."""
+    name, n1 = ("bars and stripes 3x3", 6) if which == "edge" else (rs.PROTOTYPES_16, 8)
+    (cell,) = [c for c in greedy_more_cache[which] if (c["data_set"], c["n1"], c["seed"],
+                                                       c["arm"], c["rate"])
+               == (name, n1, seed, arm, rate)]
+    data = rs.data_set(name)
+    with threadpool_limits(limits=1):
+        found = rs.run(data, rs.first_rbm(data, n1, seed), arm, rate,
+                       checkpoints=rs.CHECKPOINTS[:4])
+    for key in ("bound", "log_likelihood"):
+        assert_close(found[key], cell[key][:4], key, rtol=RTOL)

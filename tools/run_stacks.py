@@ -75,9 +75,31 @@ sets (``|mean - exact|^2`` minus the sets' variance over their number), the vari
 the same two from as many sets of independent exact draws (``rbm.deep.sample_exact``: no bias),
 the mean-field data term's error (a bias) and the norm of the mean-field + PCD gradient.
 
+Part ``dbm_nudged`` (``stacks_dbm_nudged.json``): the DBM runs' spread under rounding at every
+rate.  Seeds 0 and 1 of part ``dbm``, at each of ``DBM_RATES``, again with one starting weight
+nudged by +1e-12 and by -1e-12 (part ``dbm`` nudges seed 0 at one rate only).
+
+Part ``dbm_sweeps`` (``stacks_dbm_sweeps.json``): the chains' lag at rate 0.1.  The runs of
+part ``dbm_bias`` at rate 0.1 again, with ``SWEEPS`` block-Gibbs sweeps per step for the
+training chains and the shadow sets (ten times the sweeps), and seed 0 of each data set again
+nudged by 1e-12.
+
+Part ``first_layers`` (``stacks_first_layers.json``): are the first RBMs of part ``converged``
+converged?  Each retrained as there, then ``CONVERGED_MORE`` further steps at its rate with
+the exact log-likelihood every ``TRACE_EVERY`` (a window that shows an oscillation, where the
+change over the whole window can miss it); and on the digits the first RBMs trained
+``STABLE_STEPS`` steps at the grid's stable rate ``FIRST_RATE``, traced the same way, with the
+second RBM above each as in part ``converged``.
+
+Part ``greedy_more`` (``stacks_greedy_more.json``): the grid of ``greedy`` at one more rate,
+``EDGE_RATE`` (both arms, every data set, size and seed), so that no arm's best rate sits at the
+grid's edge; one fixed draw of Q per image on the digits (``SIZES``, seeds 0-4, ``RATES``; the
+draws seeded as in part ``samples``); and the aggregated-posterior arm on 300 noisy copies of 4
+prototypes of 16 bits with 8 hidden units (seeds 0-4, ``RATES``).
+
 Usage with parts: python tools/run_stacks.py OUTPUT_DIR [greedy] [third] [dbm] [samples]
-[converged] [third_fast] [dbm_bias] (all by default: the first three about 10 minutes, the
-last four about 12 more).
+[converged] [third_fast] [dbm_bias] [dbm_nudged] [dbm_sweeps] [first_layers] [greedy_more]
+(all by default: the first three about 10 minutes, the last eight about 25 more).
 """
 
 import json
@@ -137,6 +159,15 @@ LONG_CHECKPOINTS = (0, 400, 1600, 3200, 6400)
 
 SHADOW_SETS = 10
 
+NUDGED_SEEDS = (0, 1)
+SWEEPS = 10
+
+TRACE_EVERY = 100
+STABLE_STEPS = 20000
+
+EDGE_RATE = 1.0
+PROTOTYPES_16 = "noisy prototypes 16"
+
 
 def data_set(name):
     """The training rows of a data set of :data:`DATA_SETS`."""
@@ -148,6 +179,8 @@ def data_set(name):
         return bars_and_stripes(4)
     if name == "noisy prototypes 9":
         return noisy_prototypes(300, n_visible=9, n_prototypes=3, noise=0.1, rng=0)[0]
+    if name == PROTOTYPES_16:
+        return noisy_prototypes(300, n_visible=16, n_prototypes=4, noise=0.1, rng=5)[0]
     raise ValueError(f"unknown data set {name!r}")
 
 
@@ -255,8 +288,9 @@ def dbm_measures(model, data, chains, seed):
             "ais_std_error": ais.std_error}
 
 
-def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0):
-    """Pretraining, then mean-field + PCD, measured at every checkpoint.
+def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0, sweeps=1):
+    """Pretraining, then mean-field + PCD (`sweeps` block-Gibbs sweeps per step), measured at
+    every checkpoint.
 
     With `shadows`, that many further sets of ``N_CHAINS`` chains follow the same sweeps of
     the same models (their own draws, so the training's draws are unchanged) and the
@@ -275,12 +309,14 @@ def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0)
         if shadows:
             for _ in range(until - done):
                 # the sweep fit_mean_field_pcd gives its chains, with the same model
-                sets = deep.gibbs_sweeps(model, sets, 1, rng=shadow_rng)
+                sets = deep.gibbs_sweeps(model, sets, sweeps, rng=shadow_rng)
                 model, chains = deep.fit_mean_field_pcd(model, data, chains,
-                                                        learning_rate=rate, n_steps=1, rng=rng)
+                                                        learning_rate=rate, n_steps=1, rng=rng,
+                                                        n_sweeps=sweeps)
         else:
             model, chains = deep.fit_mean_field_pcd(model, data, chains, learning_rate=rate,
-                                                    n_steps=until - done, rng=rng)
+                                                    n_steps=until - done, rng=rng,
+                                                    n_sweeps=sweeps)
         done = until
         if shadows:
             records.append(chain_bias(model, data, chains, sets, shadows, seed=5000 + until))
@@ -327,7 +363,8 @@ def chain_bias(model, data, chains, sets, n_sets, seed):
             "pcd_gradient_norm": float(np.linalg.norm(pcd))}
 
 
-PARTS = ("greedy", "third", "dbm", "samples", "converged", "third_fast", "dbm_bias")
+PARTS = ("greedy", "third", "dbm", "samples", "converged", "third_fast", "dbm_bias",
+         "dbm_nudged", "dbm_sweeps", "first_layers", "greedy_more")
 
 
 def main(output=OUTPUT, *parts):
@@ -410,19 +447,25 @@ def converged_first(data, n1, seed):
     return first, exact.log_likelihood(more, data) - exact.log_likelihood(first, data)
 
 
-def converged():
-    cells = []
+def converged_firsts():
+    """Every first RBM of part ``converged``, as (data set, its rows, n1, seed, the RBM, what
+    ``CONVERGED_MORE`` further steps add)."""
     for name, sizes in CONVERGED_SIZES.items():
         data = data_set(name)
         for n1 in sizes:
             for seed in SEEDS:
-                first, more = converged_first(data, n1, seed)
-                base = exact.log_likelihood(first, data)
-                for rate in CONVERGED_RATES:
-                    cells.append({"data_set": name, "n1": n1, "seed": seed, "rate": rate,
-                                  "first": base, "first_more": more,
-                                  **run(data, first, "posterior", rate)})
-                print(f"converged, {name}, n1={n1}, seed {seed}", flush=True)
+                yield (name, data, n1, seed, *converged_first(data, n1, seed))
+
+
+def converged():
+    cells = []
+    for name, data, n1, seed, first, more in converged_firsts():
+        base = exact.log_likelihood(first, data)
+        for rate in CONVERGED_RATES:
+            cells.append({"data_set": name, "n1": n1, "seed": seed, "rate": rate,
+                          "first": base, "first_more": more,
+                          **run(data, first, "posterior", rate)})
+        print(f"converged, {name}, n1={n1}, seed {seed}", flush=True)
     return {"sizes": {k: list(v) for k, v in CONVERGED_SIZES.items()}, "seeds": list(SEEDS),
             "rates": list(CONVERGED_RATES), "first_rate": CONVERGED_RATE,
             "first_steps": CONVERGED_STEPS, "first_more_steps": CONVERGED_MORE,
@@ -459,23 +502,110 @@ def dbm_bias():
             "shadow_sets": SHADOW_SETS, "cells": cells}
 
 
-def greedy():
-    cells = []
-    start = time.process_time()
+def dbm_nudged():
+    cells = [{"data_set": name, "seed": seed, "rate": rate, "nudge": nudge,
+              **dbm_run(name, seed, rate, nudge=nudge)}
+             for name in DBM_DATA_SETS for seed in NUDGED_SEEDS for rate in DBM_RATES
+             for nudge in (NUDGE, -NUDGE)]
+    return {"data_sets": {k: list(v) for k, v in DBM_DATA_SETS.items()},
+            "seeds": list(NUDGED_SEEDS), "rates": list(DBM_RATES),
+            "checkpoints": list(DBM_CHECKPOINTS), "cells": cells}
+
+
+def dbm_sweeps():
+    rate, cells = DBM_RATES[-1], []
+    for name in DBM_DATA_SETS:
+        for seed, nudge in [(seed, 0.0) for seed in SEEDS] + [(0, NUDGE)]:
+            cells.append({"data_set": name, "seed": seed, "rate": rate, "nudge": nudge,
+                          **dbm_run(name, seed, rate, nudge=nudge, shadows=SHADOW_SETS,
+                                    sweeps=SWEEPS)})
+            print(f"DBM, {SWEEPS} sweeps, {name}, seed {seed}, nudge {nudge}", flush=True)
+    return {"data_sets": {k: list(v) for k, v in DBM_DATA_SETS.items()}, "seeds": list(SEEDS),
+            "rate": rate, "sweeps": SWEEPS, "checkpoints": list(DBM_CHECKPOINTS),
+            "n_chains": N_CHAINS, "shadow_sets": SHADOW_SETS, "cells": cells}
+
+
+def trace(model, data, rate, n_steps=CONVERGED_MORE, every=TRACE_EVERY):
+    """The exact log-likelihood along `n_steps` further steps at `rate`, every `every`."""
+    out = [exact.log_likelihood(model, data)]
+    for _ in range(n_steps // every):
+        model = deep.fit_exact(model, data, learning_rate=rate, n_steps=every)
+        out.append(exact.log_likelihood(model, data))
+    return out
+
+
+def first_layers():
+    cells = [{"data_set": name, "n1": n1, "seed": seed, "first_rate": CONVERGED_RATE,
+              "first_steps": CONVERGED_STEPS, "trace": trace(first, data, CONVERGED_RATE)}
+             for name, data, n1, seed, first, _ in converged_firsts()]
+    name = "digits 8x8"
+    data = data_set(name)
+    for seed in SEEDS:
+        start = RBM.random(data.shape[1], CONVERGED_SIZES[name][0], scale=0.01, rng=seed)
+        first = deep.fit_exact(start, data, learning_rate=FIRST_RATE, n_steps=STABLE_STEPS)
+        cell = {"data_set": name, "n1": CONVERGED_SIZES[name][0], "seed": seed,
+                "first_rate": FIRST_RATE, "first_steps": STABLE_STEPS,
+                "trace": trace(first, data, FIRST_RATE), "second": {}}
+        base = exact.log_likelihood(first, data)
+        for rate in CONVERGED_RATES:
+            cell["second"][str(rate)] = {"first": base, **run(data, first, "posterior", rate)}
+        cells.append(cell)
+        print(f"first layers, {name} at rate {FIRST_RATE}, seed {seed}", flush=True)
+    return {"sizes": {k: list(v) for k, v in CONVERGED_SIZES.items()}, "seeds": list(SEEDS),
+            "trace_steps": CONVERGED_MORE, "trace_every": TRACE_EVERY,
+            "second_rates": list(CONVERGED_RATES), "checkpoints": list(CHECKPOINTS),
+            "cells": cells}
+
+
+def grid_firsts():
+    """The grid's first RBMs, as (data set, its rows, n1, seed, the RBM, its log-likelihood),
+    over ``DATA_SETS``, ``SIZES`` and ``SEEDS`` in that order."""
     for name in DATA_SETS:
         data = data_set(name)
         for n1 in SIZES:
             for seed in SEEDS:
                 first = first_rbm(data, n1, seed)
-                base = exact.log_likelihood(first, data)
-                for arm in ARMS:
-                    for rate in RATES:
-                        cell = {"data_set": name, "n1": n1, "seed": seed, "arm": arm,
-                                "rate": rate, "nudge": 0.0, "first": base}
-                        cell.update(run(data, first, arm, rate))
-                        cells.append(cell)
-                print(f"{name} n1={n1} seed={seed}: {time.process_time() - start:.0f} s",
-                      flush=True)
+                yield name, data, n1, seed, first, exact.log_likelihood(first, data)
+
+
+def greedy_more():
+    edge, draws, proto = [], [], []
+    for name, data, n1, seed, first, base in grid_firsts():
+        for arm in ARMS:
+            edge.append({"data_set": name, "n1": n1, "seed": seed, "arm": arm,
+                         "rate": EDGE_RATE, "first": base, **run(data, first, arm, EDGE_RATE)})
+        if name == "digits 8x8":
+            for rate in RATES:
+                rng = np.random.default_rng(3000 + seed)
+                draws.append({"data_set": name, "n1": n1, "seed": seed, "arm": "one sample",
+                              "rate": rate, "first": base,
+                              **run(data, first, "one sample", rate, rng=rng)})
+        print(f"greedy, more, {name} n1={n1} seed={seed}", flush=True)
+    data = data_set(PROTOTYPES_16)
+    for seed in SEEDS:
+        first = first_rbm(data, 8, seed)
+        base = exact.log_likelihood(first, data)
+        for rate in RATES:
+            proto.append({"data_set": PROTOTYPES_16, "n1": 8, "seed": seed,
+                          "arm": "posterior", "rate": rate, "first": base,
+                          **run(data, first, "posterior", rate)})
+    return {"edge_rate": EDGE_RATE, "rates": list(RATES), "seeds": list(SEEDS),
+            "checkpoints": list(CHECKPOINTS), "edge": edge, "one_draw_digits": draws,
+            "prototypes_16": proto}
+
+
+def greedy():
+    cells = []
+    start = time.process_time()
+    for name, data, n1, seed, first, base in grid_firsts():
+        for arm in ARMS:
+            for rate in RATES:
+                cell = {"data_set": name, "n1": n1, "seed": seed, "arm": arm,
+                        "rate": rate, "nudge": 0.0, "first": base}
+                cell.update(run(data, first, arm, rate))
+                cells.append(cell)
+        print(f"{name} n1={n1} seed={seed}: {time.process_time() - start:.0f} s", flush=True)
+        if seed == SEEDS[-1]:
             nudged = first_rbm(data, n1, 0, NUDGE)
             cell = {"data_set": name, "n1": n1, "seed": 0, "arm": "posterior",
                     "rate": 0.1, "nudge": NUDGE,
