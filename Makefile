@@ -57,8 +57,8 @@ help:
 	@echo "make potts    retrain the longer Potts-dReLU runs of chapter other_unit_types (about 5 min)"
 	@echo "make recipe   rerun the settings, batch and sweep runs of the measured recipe (about 1 min)"
 	@echo "make momentum momentum against plain steps, each at its best rate (tools/experiments.py; about 17 min)"
-	@echo "make core-recipe  the core recipe's CD-1/CD-10/PCD-1 rise and fall, estimators, chains and sign dip"
-	@echo "               (tools/experiments.py; about 25 min of one core)"
+	@echo "make core-recipe  the core recipe's CD-1/CD-10/PCD-1 rise and fall, estimators, chains, decay and sign dip"
+	@echo "               (tools/experiments.py; about an hour of one core)"
 	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make mixing   the exact-ascent control run and the constant-rate PCD runs of the"
 	@echo "               tempering chapter (30 s)"
@@ -166,7 +166,7 @@ bench-training: $(STAMP)
 #   core-recipe run_core_recipe.py     core_recipe.json            the estimator, rate, PCD, decay and
 #                                                                  sign lines of quickstart,
 #                                                                  training, is_my_training_working
-#                                                                  (about 50 min)
+#                                                                  (about an hour)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 #   mixing      mixing_control.py      mixing_control.json         mixing_and_tempering (30 s)
 #   stacks      run_stacks.py          stacks*.json (11 parts)     stacks_of_rbms (about 35 min)

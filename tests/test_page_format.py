@@ -127,9 +127,7 @@ def reading_flow(nb_cells):
 _MATH_LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
 
 #: Numbered equations in a fold today, with the reason; remove an entry once it is fixed.
-NUMBERED_IN_A_FOLD_KNOWN = {
-    "eq-training-split": "in training_with_exact_likelihood's evidence (edited elsewhere)",
-}
+NUMBERED_IN_A_FOLD_KNOWN = {}
 
 
 def numbered_in_folds(nb_cells):

@@ -11,17 +11,17 @@ CD-1, PCD's rate and chains and "if it falls from the start, the sign is reverse
 survive another rate, budget or seed.  This runs them by the protocol of
 ``tools/experiments.py`` (``../shared/experiments.md``):
 
-* the main grid (:data:`GRID`): arms CD-1, CD-10, PCD-1 with 100 persistent chains and PCD-1
-  with 14; learning rates 0.01, 0.03, 0.1, 0.3 (0.01 added when every arm chose 0.03 at 24,000
-  updates); full batch; budgets of 6000 and 24,000 updates (points 20, window 5: a run's value
-  is the mean exact log-likelihood of the training data over its last 5 of 20 checkpoints);
-  4x4 bars and stripes with 16 hidden units, reported seeds 0-9, each arm's rate chosen on
-  validation seeds 10 and 11 per budget; each arm's chosen rates rerun with one starting
-  weight nudged by 1e-12.  Read for the rise and fall (:func:`rise_and_fall`: the best window
-  of 5 consecutive checkpoints of a budget against its final window), for the estimators at
-  their best rates and for 14 against 100 chains.  :data:`EXTENDED_GRID` (``--parts
-  extended``) adds 3x3 bars and stripes (seeds 0-4), CD-1 with weight decay 1e-4 and 1e-3 as
-  two more arms, and rate 0.003;
+* the main grid (:data:`GRID`): arms CD-1, CD-10, PCD-1 with 100 persistent chains, PCD-1
+  with 14, and CD-1 with weight decay 1e-4 and with 1e-3; learning rates 0.003, 0.01, 0.03,
+  0.1, 0.3 (0.01 added when every arm chose 0.03 at 24,000 updates, 0.003 when CD-1 and PCD-1
+  chose 0.01); full batch; budgets of 6000 and 24,000 updates (points 20, window 5: a run's
+  value is the mean exact log-likelihood of the training data over its last 5 of 20
+  checkpoints); 4x4 bars and stripes with reported seeds 0-9 and 3x3 bars and stripes with
+  seeds 0-4, 16 hidden units, each arm's rate chosen on validation seeds 10 and 11 per data
+  set and budget; each arm's chosen rates rerun with one starting weight nudged by 1e-12.
+  Read for the rise and fall (:func:`rise_and_fall`: the best window of 5 consecutive
+  checkpoints of a budget against its final window), for the estimators at their best rates,
+  for 14 against 100 chains and for weight decay against none;
 * ``sweeps``: CD-10 at a tenth of the main budgets (600 and 2400 updates), rates 0.01-1.0,
   the same seeds and data sets: against CD-1 of the main grid at equal Gibbs sweeps, each at
   its best rate (referee PR-3);
@@ -41,9 +41,11 @@ survive another rate, budget or seed.  This runs them by the protocol of
 
 Writes ``core_recipe.json`` (the main grid's table of :func:`experiments.run_grid`, with the
 others as sections) and prints the sentences.  Costs of one core, from scratch: the main grid
-about 20 minutes (the extended grid about 25 more), the sweeps 2, the chains 3, the sign runs
-2, the along section 1.5; on the shared machine the cache was written in pieces with
-``--reuse`` and ``--parts``.  Single-threaded and seeded, so another machine gives the same
+about 55 minutes (its 4x4 estimator arms about 20; the 3x3 data set, the decay arms and rate
+0.003, 473 runs with the nudged ones, took 42 minutes of wall time on two processes of the
+shared machine in November 2026), the sweeps 2, the chains 3, the sign runs 2, the along
+section 1.5; on the shared machine the cache was written in pieces with ``--reuse`` and
+``--parts``.  Single-threaded and seeded, so another machine gives the same
 numbers up to rounding (``tests/test_core_recipe_cache.py`` re-derives some runs).
 """
 
@@ -71,23 +73,15 @@ DATA_SETS = ("bars and stripes 4x4", "bars and stripes 3x3")
 SEEDS = {"bars and stripes 4x4": tuple(range(10)), "bars and stripes 3x3": tuple(range(5))}
 #: weight decay, a nuisance of CD-1: each decay an arm, at its own best rate
 DECAYS = (1e-4, 1e-3)
-ESTIMATOR_ARMS = ("CD-1", "CD-10", "PCD-1 (100 chains)", "PCD-1 (14 chains)")
 ARMS = {"CD-1": ex.Arm("CD-1"), "CD-10": ex.Arm("CD-10"),
         "PCD-1 (100 chains)": ex.Arm("PCD-1", chains=100),
         "PCD-1 (14 chains)": ex.Arm("PCD-1", chains=14),
         **{f"CD-1, decay {d:g}": ex.Arm("CD-1", weight_decay=d) for d in DECAYS}}
-#: The grid the cache holds: 4x4 bars and stripes, the four estimator arms, rates 0.01-0.3
-GRID = ex.Grid(arms={name: ARMS[name] for name in ESTIMATOR_ARMS},
-               rates=(0.01, 0.03, 0.1, 0.3), seeds=SEEDS["bars and stripes 4x4"],
-               validation_seeds=(10, 11), budgets=(6000, 24000),
-               data_sets=("bars and stripes 4x4",))
-#: The grid to run next (``--parts extended``, with ``--reuse``: GRID's cells are kept): 3x3 as
-#: the second data set, the two decay arms, and rate 0.003 (CD-1 and both PCD arms chose 0.01,
-#: the smallest rate, at 24,000 updates).  About 25 minutes of one core more; on the shared
-#: machine in November 2026 it got 3 % of a core per process and was not finished.  When it
-#: is in the cache, make it GRID (and the cache test's expectations follow).
-EXTENDED_GRID = ex.Grid(arms=ARMS, rates=(0.003, 0.01, 0.03, 0.1, 0.3), seeds=SEEDS,
-                        validation_seeds=(10, 11), budgets=(6000, 24000), data_sets=DATA_SETS)
+#: The grid the cache holds: the four estimator arms and the two decay arms, rates 0.003-0.3,
+#: 4x4 and 3x3 bars and stripes (rate 0.003 added when CD-1 and both PCD arms chose 0.01, then
+#: the smallest rate, at 24,000 updates)
+GRID = ex.Grid(arms=ARMS, rates=(0.003, 0.01, 0.03, 0.1, 0.3), seeds=SEEDS,
+               validation_seeds=(10, 11), budgets=(6000, 24000), data_sets=DATA_SETS)
 #: CD-10 at a tenth of the main grid's budgets: against CD-1 of the main grid, equal numbers
 #: of Gibbs sweeps (referee PR-3), each at its best rate (1.0 and 3.0 added: CD-10 chose 1.0 at
 #: 600 updates)
@@ -568,8 +562,6 @@ def main(output=OUTPUT, processes=1, reuse=False,
             run_section(output, processes, reuse, "sweeps", SWEEPS_GRID)
         elif part == "along":
             add_along(output)
-        elif part == "extended":
-            main_grid(output, processes, reuse, grid=EXTENDED_GRID)
         elif part.startswith("main:"):
             main_grid(output, processes, reuse, only=part[5:])
         else:
