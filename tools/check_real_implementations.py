@@ -124,7 +124,9 @@ def wrap_rbms(W, b, c, dtype="float64", n_chains=4):
     from rbms.partition_function.exact import compute_partition_function
     t = lambda x: torch.as_tensor(np.asarray(x), dtype=getattr(torch, dtype))  # noqa: E731
     params, states = BBRBM(t(W), t(b), t(c)), t(list(itertools.product([0, 1], repeat=len(b))))
-    chains = [params.init_chains(n_chains)]  # its persistent chains, kept across calls
+    with torch.random.fork_rng():  # its persistent chains, kept across calls, seeded
+        torch.manual_seed(0)
+        chains = [params.init_chains(n_chains)]
 
     def gradient(d, persistent=False):  # CD-1 from the data, or PCD from its own chains
         params.init_grad()
