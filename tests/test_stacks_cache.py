@@ -414,9 +414,9 @@ def test_the_spread_cache_holds_every_seed_and_nudge(dbm_spread_cache, dbm_cache
     another engine's rounding may part them)."""
     spread = dbm_spread_cache
     assert spread["rate"] == rs.DBM_RATES[-1]
-    assert spread["nudges"] == {k: list(v) for k, v in rs.SPREAD_NUDGES.items()}
+    assert spread["nudges"] == list(rs.SPREAD_NUDGES)
     assert {(c["data_set"], c["seed"], c["nudge"]) for c in spread["cells"]} == {
-        (d, s, n) for d in rs.DBM_DATA_SETS for s in rs.SEEDS for n in rs.SPREAD_NUDGES[d]}
+        (d, s, n) for d in rs.DBM_DATA_SETS for s in rs.SEEDS for n in rs.SPREAD_NUDGES}
     plain = {(c["data_set"], c["seed"]): c for c in dbm_cache["cells"]
              if not c["nudge"] and c["rate"] == spread["rate"]}
     for cell in spread["cells"]:
