@@ -446,7 +446,8 @@ def first_steps_cache():
 def test_the_first_steps_cache_starts_where_the_first_layers_do(first_steps_cache,
                                                                 first_layers_cache):
     """Deterministic (exact ascent): every step trace starts at the first RBM of part
-    ``first_layers`` (or, digits with 10 units, holds its own trace of 1000 steps)."""
+    ``first_layers`` (or, digits with 10 units, holds its own trace of 1000 steps); the
+    digits' first RBMs at rate 0.5, which oscillate, are not traced step by step."""
     traced = {(c["data_set"], c["n1"], c["seed"], c["first_rate"]): c["trace"]
               for c in first_layers_cache["cells"]}
     keys = set()
@@ -456,7 +457,8 @@ def test_the_first_steps_cache_starts_where_the_first_layers_do(first_steps_cach
         assert len(cell["steps"]) == rs.STEP_TRACE
         trace = traced.get(key, cell.get("trace"))
         assert_close(cell["steps"][0], trace[0], "start", rtol=RTOL)
-    assert keys == set(traced) | {("digits 8x8", 10, s, rs.FIRST_RATE) for s in rs.TEN_SEEDS}
+    called_converged = {k for k in traced if k[0] != "digits 8x8" or k[3] == rs.FIRST_RATE}
+    assert keys == called_converged | {("digits 8x8", 10, s, rs.FIRST_RATE) for s in rs.TEN_SEEDS}
 
 
 def test_a_step_trace_rederived_matches_the_cache(first_steps_cache):
