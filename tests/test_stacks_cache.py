@@ -400,3 +400,88 @@ def test_a_greedy_more_run_rederived_matches_the_cache(greedy_more_cache, which,
                        checkpoints=rs.CHECKPOINTS[:4])
     for key in ("bound", "log_likelihood"):
         assert_close(found[key], cell[key][:4], key, rtol=RTOL)
+
+
+# -- part "dbm_spread": more nudged copies at rate 0.1 (stacks_dbm_spread.json) -----------
+
+@pytest.fixture(scope="module")
+def dbm_spread_cache():
+    return read_cache(f"{rs.STEM}_dbm_spread")
+
+
+def test_the_spread_cache_holds_every_seed_and_nudge(dbm_spread_cache, dbm_cache):
+    """Each copy starts at its plain twin's pretrained DBM (later the runs are chaotic, and
+    another engine's rounding may part them)."""
+    spread = dbm_spread_cache
+    assert spread["rate"] == rs.DBM_RATES[-1]
+    assert spread["nudges"] == list(rs.SPREAD_NUDGES)
+    assert {(c["data_set"], c["seed"], c["nudge"]) for c in spread["cells"]} == {
+        (d, s, n) for d in rs.DBM_DATA_SETS for s in rs.SEEDS for n in rs.SPREAD_NUDGES}
+    plain = {(c["data_set"], c["seed"]): c for c in dbm_cache["cells"]
+             if not c["nudge"] and c["rate"] == spread["rate"]}
+    for cell in spread["cells"]:
+        twin = plain[(cell["data_set"], cell["seed"])]
+        assert len(cell["log_likelihood"]) == len(rs.DBM_CHECKPOINTS)
+        assert_close(cell["log_likelihood"][:1], twin["log_likelihood"][:1], "log p",
+                     atol=DBM_ATOL)
+
+
+def test_a_spread_run_rederived_matches_the_cache_at_its_first_checkpoints(dbm_spread_cache):
+    """The first 250 steps only (3x3, where a nudge moved no value by 1e-9 there)."""
+    (cell,) = [c for c in dbm_spread_cache["cells"] if (c["data_set"], c["seed"], c["nudge"])
+               == ("bars and stripes 3x3", 3, -2e-12)]
+    with threadpool_limits(limits=1):
+        found = rs.dbm_run("bars and stripes 3x3", 3, rs.DBM_RATES[-1], nudge=-2e-12,
+                           checkpoints=rs.DBM_CHECKPOINTS[:2], log_p_only=True)
+    assert_close(found["log_likelihood"], cell["log_likelihood"][:2], "log p", atol=DBM_ATOL)
+
+
+# -- part "first_steps": the first RBMs step by step (stacks_first_steps.json) ------------
+
+@pytest.fixture(scope="module")
+def first_steps_cache():
+    return read_cache(f"{rs.STEM}_first_steps")
+
+
+def test_the_first_steps_cache_starts_where_the_first_layers_do(first_steps_cache,
+                                                                first_layers_cache):
+    """Deterministic (exact ascent): every step trace starts at the first RBM of part
+    ``first_layers`` (or, digits with 10 units, holds its own trace of 1000 steps); the
+    digits' first RBMs at rate 0.5, which oscillate, are not traced step by step."""
+    traced = {(c["data_set"], c["n1"], c["seed"], c["first_rate"]): c["trace"]
+              for c in first_layers_cache["cells"]}
+    keys = set()
+    for cell in first_steps_cache["cells"]:
+        key = (cell["data_set"], cell["n1"], cell["seed"], cell["first_rate"])
+        keys.add(key)
+        assert len(cell["steps"]) == rs.STEP_TRACE
+        trace = traced.get(key, cell.get("trace"))
+        assert_close(cell["steps"][0], trace[0], "start", rtol=RTOL)
+    called_converged = {k for k in traced if k[0] != "digits 8x8" or k[3] == rs.FIRST_RATE}
+    assert keys == called_converged | {("digits 8x8", 10, s, rs.FIRST_RATE) for s in rs.TEN_SEEDS}
+
+
+def test_a_step_trace_rederived_matches_the_cache(first_steps_cache):
+    """The bars RBM that flips every step (n1 = 10, seed 4): deterministic, rtol 1e-8."""
+    name = "bars and stripes 3x3"
+    (cell,) = [c for c in first_steps_cache["cells"]
+               if (c["data_set"], c["n1"], c["seed"]) == (name, 10, 4)]
+    data = rs.data_set(name)
+    with threadpool_limits(limits=1):
+        first, _ = rs.converged_first(data, 10, 4)
+        found = rs.trace(first, data, rs.CONVERGED_RATE, n_steps=4, every=1)
+    assert_close(found, cell["steps"][:5], "steps", rtol=RTOL)
+
+
+def test_the_long_prototype_runs_are_the_grids_runs_continued(first_steps_cache,
+                                                              greedy_more_cache):
+    """Deterministic: at 0, 400 and 1600 steps the 6400-step runs are part ``greedy_more``'s."""
+    grid = {(c["seed"], c["rate"]): c for c in greedy_more_cache["prototypes_16"]}
+    long = first_steps_cache["prototypes_16_long"]
+    assert {c["seed"] for c in long} == set(rs.SEEDS)
+    for cell in long:
+        twin = grid[(cell["seed"], cell["rate"])]
+        for step in (0, 400, 1600):
+            assert_close(cell["log_likelihood"][rs.LONG_CHECKPOINTS.index(step)],
+                         twin["log_likelihood"][rs.CHECKPOINTS.index(step)], "log p",
+                         rtol=RTOL)

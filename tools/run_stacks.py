@@ -97,9 +97,23 @@ grid's edge; one fixed draw of Q per image on the digits (``SIZES``, seeds 0-4, 
 draws seeded as in part ``samples``); and the aggregated-posterior arm on 300 noisy copies of 4
 prototypes of 16 bits with 8 hidden units (seeds 0-4, ``RATES``).
 
+Part ``dbm_spread`` (``stacks_dbm_spread.json``): the rate-0.1 DBM runs' spread under rounding,
+from more realizations.  Every seed of part ``dbm`` at rate 0.1 (one sweep per step), again with
+one starting weight nudged by each of ``SPREAD_NUDGES`` (beside part ``dbm_nudged``'s); the
+exact log-likelihood only (no AIS, so the trajectories part ``dbm`` would give).
+
+Part ``first_steps`` (``stacks_first_steps.json``): the first RBMs step by step, and the
+digits' with 10 units.  Every first RBM of part ``first_layers`` (retrained as there) with its
+exact log-likelihood at ``STEP_TRACE`` consecutive steps (a flip of period 2 hides in a trace
+read every 100 steps); on the digits with 10 units (seeds ``TEN_SEEDS``), first RBMs trained as
+the 6-unit ones (``STABLE_STEPS`` at ``FIRST_RATE``), traced both ways, with the second RBM above each as in
+part ``converged``; and the 16-bit prototypes' runs of part ``greedy_more`` at rate 0.3
+continued to ``LONG_CHECKPOINTS[-1]`` steps.
+
 Usage with parts: python tools/run_stacks.py OUTPUT_DIR [greedy] [third] [dbm] [samples]
 [converged] [third_fast] [dbm_bias] [dbm_nudged] [dbm_sweeps] [first_layers] [greedy_more]
-(all by default: the first three about 10 minutes, the last eight about 25 more).
+[dbm_spread] [first_steps] (all by default: the first three about 10 minutes, the last ten
+about 45 more).
 """
 
 import json
@@ -167,6 +181,11 @@ STABLE_STEPS = 20000
 
 EDGE_RATE = 1.0
 PROTOTYPES_16 = "noisy prototypes 16"
+
+# beside part dbm_nudged's +-1e-12 of seeds 0 and 1
+SPREAD_NUDGES = (2e-12, -2e-12, 3e-12, -3e-12)
+STEP_TRACE = 11
+TEN_SEEDS = (0, 1, 2)
 
 
 def data_set(name):
@@ -288,9 +307,11 @@ def dbm_measures(model, data, chains, seed):
             "ais_std_error": ais.std_error}
 
 
-def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0, sweeps=1):
+def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0, sweeps=1,
+            log_p_only=False):
     """Pretraining, then mean-field + PCD (`sweeps` block-Gibbs sweeps per step), measured at
-    every checkpoint.
+    every checkpoint (with `log_p_only`, the exact log-likelihood only: no AIS, the same
+    trajectory).
 
     With `shadows`, that many further sets of ``N_CHAINS`` chains follow the same sweeps of
     the same models (their own draws, so the training's draws are unchanged) and the
@@ -320,6 +341,8 @@ def dbm_run(name, seed, rate, nudge=0.0, checkpoints=DBM_CHECKPOINTS, shadows=0,
         done = until
         if shadows:
             records.append(chain_bias(model, data, chains, sets, shadows, seed=5000 + until))
+        elif log_p_only:
+            records.append({"log_likelihood": deep.log_likelihood(model, data)})
         else:
             records.append(dbm_measures(model, data, chains, seed=2000 + until))
     return {key: [r[key] for r in records] for key in records[0]}
@@ -364,7 +387,7 @@ def chain_bias(model, data, chains, sets, n_sets, seed):
 
 
 PARTS = ("greedy", "third", "dbm", "samples", "converged", "third_fast", "dbm_bias",
-         "dbm_nudged", "dbm_sweeps", "first_layers", "greedy_more")
+         "dbm_nudged", "dbm_sweeps", "first_layers", "greedy_more", "dbm_spread", "first_steps")
 
 
 def main(output=OUTPUT, *parts):
@@ -592,6 +615,78 @@ def greedy_more():
     return {"edge_rate": EDGE_RATE, "rates": list(RATES), "seeds": list(SEEDS),
             "checkpoints": list(CHECKPOINTS), "edge": edge, "one_draw_digits": draws,
             "prototypes_16": proto}
+
+
+def spread_cell(name, seed, nudge):
+    """One nudged copy of part ``dbm_spread``."""
+    rate = DBM_RATES[-1]
+    return {"data_set": name, "seed": seed, "rate": rate, "nudge": nudge,
+            **dbm_run(name, seed, rate, nudge=nudge, log_p_only=True)}
+
+
+def spread_cells():
+    """The arguments of every cell of part ``dbm_spread``, in order."""
+    return [(name, seed, nudge) for name in DBM_DATA_SETS for seed in SEEDS
+            for nudge in SPREAD_NUDGES]
+
+
+def spread_table(cells):
+    return {"data_sets": {k: list(v) for k, v in DBM_DATA_SETS.items()}, "seeds": list(SEEDS),
+            "rate": DBM_RATES[-1], "nudges": list(SPREAD_NUDGES),
+            "checkpoints": list(DBM_CHECKPOINTS), "cells": cells}
+
+
+def dbm_spread():
+    return spread_table([spread_cell(*args) for args in spread_cells()])
+
+
+def first_step_cell(name, n1, seed):
+    """One first RBM of part ``first_steps``, traced step by step."""
+    data = data_set(name)
+    if name in CONVERGED_SIZES and n1 in CONVERGED_SIZES[name] and name != "digits 8x8":
+        first, _ = converged_first(data, n1, seed)
+        rate, steps = CONVERGED_RATE, CONVERGED_STEPS
+    else:
+        start = RBM.random(data.shape[1], n1, scale=0.01, rng=seed)
+        first = deep.fit_exact(start, data, learning_rate=FIRST_RATE, n_steps=STABLE_STEPS)
+        rate, steps = FIRST_RATE, STABLE_STEPS
+    cell = {"data_set": name, "n1": n1, "seed": seed, "first_rate": rate, "first_steps": steps,
+            "steps": trace(first, data, rate, STEP_TRACE - 1, 1)}
+    if name == "digits 8x8" and n1 not in CONVERGED_SIZES[name]:
+        cell["trace"] = trace(first, data, rate)
+        base = exact.log_likelihood(first, data)
+        cell["second"] = {str(r): {"first": base, **run(data, first, "posterior", r)}
+                          for r in CONVERGED_RATES}
+    return cell
+
+
+def first_step_cells():
+    """The arguments of every first RBM of part ``first_steps``, in order: the bars' of part
+    ``converged``, the digits' of 20000 steps with 6 units and (``TEN_SEEDS``) with 10."""
+    return ([("bars and stripes 3x3", n1, seed) for n1 in CONVERGED_SIZES["bars and stripes 3x3"]
+             for seed in SEEDS] + [("digits 8x8", 6, seed) for seed in SEEDS]
+            + [("digits 8x8", 10, seed) for seed in TEN_SEEDS])
+
+
+def long_prototypes():
+    """The 16-bit prototypes' runs of part ``greedy_more`` at rate 0.3, to 6400 steps."""
+    data = data_set(PROTOTYPES_16)
+    return [{"data_set": PROTOTYPES_16, "n1": 8, "seed": seed, "arm": "posterior",
+             "rate": RATES[-1], **run(data, first_rbm(data, 8, seed), "posterior", RATES[-1],
+                                      checkpoints=LONG_CHECKPOINTS)}
+            for seed in SEEDS]
+
+
+def first_steps_table(cells, proto):
+    return {"step_trace": STEP_TRACE, "trace_steps": CONVERGED_MORE,
+            "trace_every": TRACE_EVERY, "second_rates": list(CONVERGED_RATES),
+            "checkpoints": list(CHECKPOINTS), "long_checkpoints": list(LONG_CHECKPOINTS),
+            "cells": cells, "prototypes_16_long": proto}
+
+
+def first_steps():
+    return first_steps_table([first_step_cell(*args) for args in first_step_cells()],
+                             long_prototypes())
 
 
 def greedy():
