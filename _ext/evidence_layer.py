@@ -19,9 +19,11 @@ line; the notebook itself is unchanged.
   Evidence heading itself and in browsers that do not.  Without JavaScript the fold still
   opens with a click.
 
-It also numbers the figures of an unnumbered page (the quickstart, the first look) from 1,
-page by page, as a numbered chapter's are (Fig. 3.1, 3.2, ...): Sphinx counts them across
-all unnumbered pages, so the first look's only figure was "Fig. 3".
+It also leaves the figures (and tables, code blocks) of an unnumbered page (the quickstart,
+the first look) without numbers: Sphinx counts them across all unnumbered pages, so the first
+look's only figure was "Fig. 3", and numbered from 1 page by page they restarted at "Fig. 1"
+before chapter 1's "Fig. 1.1". Such pages refer to their figures in words, since
+``{numref}`` needs a number.
 """
 
 import re
@@ -153,17 +155,15 @@ def contents_without_evidence_parts(app, pagename, templatename, context, doctre
             context["toc"] = drop_subsections(context["toc"], f"#{section['ids'][0]}")
 
 
-def number_figures_by_page(app, env):
-    """Number the figures (and tables, code blocks) of each unnumbered page from 1."""
+def unnumber_figures_of_unnumbered_pages(app, env):
+    """Drop the numbers of the figures (and tables, code blocks) of each unnumbered page."""
     changed = []
     for docname, by_type in env.toc_fignumbers.items():
         if env.toc_secnumbers.get(docname):
             continue
         for numbers in by_type.values():
-            ordered = sorted(numbers, key=numbers.get)
-            renumbered = {figure_id: (n,) for n, figure_id in enumerate(ordered, start=1)}
-            if renumbered != numbers:
-                numbers.update(renumbered)
+            if numbers:
+                numbers.clear()
                 changed.append(docname)
     return sorted(set(changed))
 
@@ -172,5 +172,5 @@ def setup(app):
     app.add_node(evidence_fold, html=(visit_fold_html, depart_fold_html))
     app.connect("doctree-resolved", fold_for_html)
     app.connect("html-page-context", contents_without_evidence_parts)
-    app.connect("env-get-updated", number_figures_by_page, priority=900)
+    app.connect("env-get-updated", unnumber_figures_of_unnumbered_pages, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
