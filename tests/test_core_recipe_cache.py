@@ -340,3 +340,24 @@ def test_cd10_against_cd1_at_equal_sweeps_each_at_its_best_rate(cache, data_set,
                            against=(sweeps, budget // 10), n=m)
     ex.assert_sentence(sweeps, "CD-10", "CD-1", data_set=data_set, budget=budget // 10,
                        against=(cache, budget), rates={"CD-10": 0.03, "CD-1": 0.03}, n=0)
+
+
+def test_the_along_many_section_starts_as_the_script_runs_it(cache):
+    """The low-noise counter-case (100 chains per pattern): its first 300 updates re-derived."""
+    from rbm import exact
+    from rbm.estimators import CD
+    from rbm.training import train
+
+    section = cache["along_many"]
+    assert (section["rate"], section["seed"], section["copies"]) == (
+        rc.ALONG_RATE, rc.ALONG_SEED, rc.ALONG_COPIES)
+    assert len(section["log_likelihood"]) == rc.ALONG_TO // section["every"] + 1
+    data = ex.DATA_SETS[B44][0]()
+    model = ex.starting_model(B44, rc.ALONG_SEED)
+    with threadpool_limits(1, user_api="blas"):
+        train(model, np.tile(data, (section["copies"], 1)), CD(1), learning_rate=rc.ALONG_RATE,
+              epochs=section["every"], batch_size=len(data) * section["copies"],
+              rng=np.random.default_rng(rc.ALONG_SEED))
+        value = exact.log_likelihood(model, data)
+    assert_close([value], [section["log_likelihood"][1]], "along_many at update 300",
+                 rtol=RTOL)

@@ -37,14 +37,17 @@ survive another rate, budget or seed.  This runs them by the protocol of
   one-step chains per pattern (:func:`moved_projections`); the run continued from update 3600
   to 6000 one update at a time, each update's change split into its first-order term and the
   remainder (:func:`first_order_and_remainder`); at the late stops the remainder of single
-  updates and of their mean (:func:`one_update`).
+  updates and of their mean (:func:`one_update`);
+* ``along_many``: the same run with 100 one-step chains per pattern (the data tiled 100 times,
+  a hundredth of the noise variance of an update, referee 44f PR-1): to update 3600, then
+  continued to 6000 as in ``along``, with the exact log-likelihood every 300 updates.
 
 Writes ``core_recipe.json`` (the main grid's table of :func:`experiments.run_grid`, with the
 others as sections) and prints the sentences.  Costs of one core, from scratch: the main grid
 about 55 minutes (its 4x4 estimator arms about 20; the 3x3 data set, the decay arms and rate
 0.003, 473 runs with the nudged ones, took 42 minutes of wall time on two processes of the
 shared machine in November 2026), the sweeps 2, the chains 3, the sign runs 2, the along
-section 1.5; on the shared machine the cache was written in pieces with ``--reuse`` and
+section 1.5, the along_many 1; on the shared machine the cache was written in pieces with ``--reuse`` and
 ``--parts``.  Single-threaded and seeded, so another machine gives the same
 numbers up to rounding (``tests/test_core_recipe_cache.py`` re-derives some runs).
 """
@@ -431,13 +434,14 @@ def _moved(model, step, rate):
     return out
 
 
-def first_order_and_remainder(model, data, updates, rate, rng):
+def first_order_and_remainder(model, data, updates, rate, rng, keep_model=False):
     """Continue `model` (a copy) for `updates` full-batch CD-1 updates ``theta += rate * d``,
     ``d = CD(1).gradient``, and split each update's change of the exact mean log-likelihood
     into its first-order term ``rate * grad(theta) . d`` and the remainder.  Summed, the two
     are the run's change exactly; the first-order terms' noise averages out over the updates.
 
-    Returns the per-update means and standard errors of both, and the start and end values.
+    Returns the per-update means and standard errors of both, and the start and end values
+    (with `keep_model`, also the continued model and every update's two terms).
     """
     from rbm import exact
 
@@ -455,9 +459,12 @@ def first_order_and_remainder(model, data, updates, rate, rng):
     def se(x):
         return float(x.std(ddof=1) / np.sqrt(len(x)))
 
-    return {"updates": updates, "start": start, "end": value,
-            "first": float(first.mean()), "first_se": se(first),
-            "remainder": float(rest.mean()), "remainder_se": se(rest)}
+    out = {"updates": updates, "start": start, "end": value,
+           "first": float(first.mean()), "first_se": se(first),
+           "remainder": float(rest.mean()), "remainder_se": se(rest)}
+    if keep_model:
+        out.update(model=model, first_values=first, remainder_values=rest)
+    return out
 
 
 def one_update(model, data, draws, rate, rng):
@@ -513,10 +520,51 @@ def run_along(chains=ALONG_CHAINS, stops=ALONG_STOPS):
             "cpu_seconds": time.process_time() - start}
 
 
-def add_along(output):
+#: chains per pattern of the low-noise counter-case (``along_many``)
+ALONG_COPIES = 100
+
+
+def run_along_many(copies=ALONG_COPIES, every=300):
+    """The ``along_many`` section: chapter 6's CD-1 run with `copies` one-step chains per
+    pattern (the data tiled), trained to :data:`ALONG_FROM`, then continued to
+    :data:`ALONG_TO` by :func:`first_order_and_remainder` in pieces of `every` updates; the
+    exact log-likelihood every `every` updates, and the split of the continued updates."""
+    from rbm import exact
+
+    data = ex.DATA_SETS["bars and stripes 4x4"][0]()
+    many = np.tile(data, (copies, 1))
+    model = ex.starting_model("bars and stripes 4x4", ALONG_SEED)
+    rng = np.random.default_rng(ALONG_SEED)
+    start = time.process_time()
+    with threadpool_limits(1, user_api="blas"):
+        history = train(model, many, CD(1), learning_rate=ALONG_RATE, epochs=ALONG_FROM,
+                        batch_size=len(many), rng=rng, track_every=every)
+        values = [float(v) for v in history.log_likelihood]
+        pieces = []
+        for _ in range((ALONG_TO - ALONG_FROM) // every):
+            piece = first_order_and_remainder(model, many, every, ALONG_RATE, rng,
+                                              keep_model=True)
+            model = piece.pop("model")
+            pieces.append(piece)
+            values.append(exact.log_likelihood(model, data))
+    first = np.concatenate([p.pop("first_values") for p in pieces])
+    rest = np.concatenate([p.pop("remainder_values") for p in pieces])
+    n = len(first)
+    return {"rate": ALONG_RATE, "seed": ALONG_SEED, "copies": copies, "every": every,
+            "log_likelihood": values,
+            "continued": {"updates": n, "start": pieces[0]["start"], "end": pieces[-1]["end"],
+                          "first": float(first.mean()),
+                          "first_se": float(first.std(ddof=1) / np.sqrt(n)),
+                          "remainder": float(rest.mean()),
+                          "remainder_se": float(rest.std(ddof=1) / np.sqrt(n))},
+            "cpu_seconds": time.process_time() - start}
+
+
+def add_along(output, key="along", run=run_along):
+    """Write the section `key` of the cache, from `run()`."""
     path = Path(output) / f"{STEM}.json"
     table = ex.read_cache(path)
-    table["along"] = run_along()
+    table[key] = run()
     ex.write_cache(table, path, table.pop("description"))
     return table
 
@@ -539,7 +587,7 @@ def main_grid(output, processes, reuse, only=None, grid=GRID):
     start = time.time()
     table = ex.run_grid(grid, processes=processes, reuse=old if reuse else None)
     table["wall_seconds"] = time.time() - start
-    for key in ("chains_and_steps", "sign", "sweeps", "along"):
+    for key in ("chains_and_steps", "sign", "sweeps", "along", "along_many"):
         if old is not None and key in old:
             table[key] = old[key]
     ex.write_cache(table, path, __doc__.split("\n\n")[0])
@@ -547,7 +595,7 @@ def main_grid(output, processes, reuse, only=None, grid=GRID):
 
 
 def main(output=OUTPUT, processes=1, reuse=False,
-         parts=("main", "chains", "sign", "sweeps", "along")):
+         parts=("main", "chains", "sign", "sweeps", "along", "along_many")):
     """Run the `parts` (``main``: :data:`GRID`; ``chains``: :data:`CHAINS_GRID`; ``sign``:
     :func:`run_sign`), writing the cache after each, and print the sentences."""
     start = time.time()
@@ -562,6 +610,8 @@ def main(output=OUTPUT, processes=1, reuse=False,
             run_section(output, processes, reuse, "sweeps", SWEEPS_GRID)
         elif part == "along":
             add_along(output)
+        elif part == "along_many":
+            add_along(output, "along_many", run_along_many)
         elif part.startswith("main:"):
             main_grid(output, processes, reuse, only=part[5:])
         else:
@@ -579,7 +629,7 @@ if __name__ == "__main__":
         i = args.index("--processes")
         processes = int(args[i + 1])
         del args[i:i + 2]
-    parts = ("main", "chains", "sign", "sweeps", "along")
+    parts = ("main", "chains", "sign", "sweeps", "along", "along_many")
     if "--parts" in args:
         i = args.index("--parts")
         parts = tuple(args[i + 1].split(","))
