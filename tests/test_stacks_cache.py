@@ -462,7 +462,9 @@ def test_the_first_steps_cache_starts_where_the_first_layers_do(first_steps_cach
 
 
 def test_a_step_trace_rederived_matches_the_cache(first_steps_cache):
-    """The bars RBM that flips every step (n1 = 10, seed 4): deterministic, rtol 1e-8."""
+    """The bars RBM that flips every step (n1 = 10, seed 4), at rtol 1e-5: its first RBM is a
+    long run at rate 0.5 that oscillates, and with numba's compiled engine installed the
+    re-derived trace moved by 1.4e-6 relative (3.8e-6 nats); the flip itself is 0.0054 nats."""
     name = "bars and stripes 3x3"
     (cell,) = [c for c in first_steps_cache["cells"]
                if (c["data_set"], c["n1"], c["seed"]) == (name, 10, 4)]
@@ -470,7 +472,7 @@ def test_a_step_trace_rederived_matches_the_cache(first_steps_cache):
     with threadpool_limits(limits=1):
         first, _ = rs.converged_first(data, 10, 4)
         found = rs.trace(first, data, rs.CONVERGED_RATE, n_steps=4, every=1)
-    assert_close(found, cell["steps"][:5], "steps", rtol=RTOL)
+    assert_close(found, cell["steps"][:5], "steps", rtol=1e-5)
 
 
 def test_the_long_prototype_runs_are_the_grids_runs_continued(first_steps_cache,
