@@ -62,6 +62,7 @@ GLUED_CHAPTERS = {
         "rate 0.3",                # the settings of the greedy runs
         "rates 0.03 to 0.3",       # the third layer's runs
         "rates 0.01, 0.03 and 0.1", "rate 0.01",   # the DBM runs
+        "seed 0, rate 0.03",       # the DBM run the page prints
         "section 3.1",             # a citation
         "s.d. 1.5", "s.d. 0.5",    # the brute-force models
         "level 0.01",              # the samplers' tests
