@@ -62,7 +62,7 @@ help:
 	@echo "make shortrun retrain the runs of the short-run chapter (about 15 minutes)"
 	@echo "make mixing   the exact-ascent control run and the constant-rate PCD runs of the"
 	@echo "               tempering chapter (30 s)"
-	@echo "make stacks   greedy training, a third layer and a DBM checked exactly, for stacks_of_rbms (about 55 min)"
+	@echo "make stacks   greedy training, a third layer and a DBM checked exactly, for stacks_of_rbms (about 75 min)"
 	@echo "make real-implementations  check RBM libraries written by others (own venv, .venv-real;"
 	@echo "               about 2 CPU min, plus 9 for pydbm's one-time build)"
 	@echo "make execute  re-execute every notebook in place, deterministically (and the index of checks)"
@@ -169,7 +169,7 @@ bench-training: $(STAMP)
 #                                                                  (about an hour)
 #   shortrun    train_short_run.py     short_run.json              short_run_chains (about 15 min)
 #   mixing      mixing_control.py      mixing_control.json         mixing_and_tempering (30 s)
-#   stacks      run_stacks.py          stacks*.json (13 parts)     stacks_of_rbms (about 55 min)
+#   stacks      run_stacks.py          stacks*.json (18 parts)     stacks_of_rbms (about 75 min)
 TOOL_cdopt := what_cd_optimises
 TOOL_digits := train_digits
 TOOL_logz := logz_estimators

@@ -110,10 +110,21 @@ the 6-unit ones (``STABLE_STEPS`` at ``FIRST_RATE``), traced both ways, with the
 part ``converged``; and the 16-bit prototypes' runs of part ``greedy_more`` at rate 0.3
 continued to ``LONG_CHECKPOINTS[-1]`` steps.
 
+Parts ``greedy_spread``, ``converged_spread``, ``prototypes_spread``, ``third_spread`` and
+``dbm_nudged_more`` (``stacks_<part>.json``): each run's spread under rounding.  Every run of
+part ``greedy`` and of part ``greedy_more``'s edge rate, every second RBM above the
+longer-trained first RBMs (parts ``converged``, ``first_layers`` and ``first_steps``), the
+16-bit prototypes' runs and the runs of part ``third_fast``, again from first RBMs with one
+starting weight nudged by +1e-12 and by -1e-12; and the DBM runs of the seeds that part
+``dbm_nudged`` leaves out, at rates 0.01 and 0.03, nudged the same way (the exact
+log-likelihood only).  A count on the page then holds in every realization of a run
+(the run and its two copies), or is given as a range.
+
 Usage with parts: python tools/run_stacks.py OUTPUT_DIR [greedy] [third] [dbm] [samples]
 [converged] [third_fast] [dbm_bias] [dbm_nudged] [dbm_sweeps] [first_layers] [greedy_more]
-[dbm_spread] [first_steps] (all by default: the first three about 10 minutes, the last ten
-about 45 more).
+[dbm_spread] [first_steps] [greedy_spread] [converged_spread] [dbm_nudged_more]
+[prototypes_spread] [third_spread] (all by default: the first three about 10 minutes, the rest
+about 70 more).
 """
 
 import json
@@ -387,7 +398,9 @@ def chain_bias(model, data, chains, sets, n_sets, seed):
 
 
 PARTS = ("greedy", "third", "dbm", "samples", "converged", "third_fast", "dbm_bias",
-         "dbm_nudged", "dbm_sweeps", "first_layers", "greedy_more", "dbm_spread", "first_steps")
+         "dbm_nudged", "dbm_sweeps", "first_layers", "greedy_more", "dbm_spread", "first_steps",
+         "greedy_spread", "converged_spread", "dbm_nudged_more", "prototypes_spread",
+         "third_spread")
 
 
 def main(output=OUTPUT, *parts):
@@ -687,6 +700,111 @@ def first_steps_table(cells, proto):
 def first_steps():
     return first_steps_table([first_step_cell(*args) for args in first_step_cells()],
                              long_prototypes())
+
+
+def greedy_spread():
+    """Every run of part ``greedy`` and of part ``greedy_more``'s edge rate again, from first
+    RBMs with one starting weight nudged by +-``NUDGE``: each run's spread under rounding."""
+    cells = []
+    for name in DATA_SETS:
+        data = data_set(name)
+        for n1 in SIZES:
+            for seed in SEEDS:
+                for nudge in (NUDGE, -NUDGE):
+                    first = first_rbm(data, n1, seed, nudge)
+                    base = exact.log_likelihood(first, data)
+                    for arm in ARMS:
+                        for rate in RATES + (EDGE_RATE,):
+                            cells.append({"data_set": name, "n1": n1, "seed": seed, "arm": arm,
+                                          "rate": rate, "nudge": nudge, "first": base,
+                                          **run(data, first, arm, rate)})
+                print(f"greedy spread, {name} n1={n1} seed={seed}", flush=True)
+    return {"data_sets": list(DATA_SETS), "sizes": list(SIZES), "seeds": list(SEEDS),
+            "rates": list(RATES + (EDGE_RATE,)), "arms": list(ARMS),
+            "nudges": [NUDGE, -NUDGE], "checkpoints": list(CHECKPOINTS), "cells": cells}
+
+
+def longer_first(data, n1, seed, rate, steps, nudge):
+    """A first RBM trained `steps` steps at `rate` from a start nudged by `nudge`."""
+    start = RBM.random(data.shape[1], n1, scale=0.01, rng=seed)
+    start.W[0, 0] += nudge
+    return deep.fit_exact(start, data, learning_rate=rate, n_steps=steps)
+
+
+def converged_spread():
+    """The second RBMs above the longer-trained first RBMs (part ``converged``'s bars, and
+    the digits' of 20000 steps at rate 0.2 of parts ``first_layers`` and ``first_steps``)
+    again, from first RBMs with one starting weight nudged by +-``NUDGE``."""
+    firsts = ([("bars and stripes 3x3", n1, seed, CONVERGED_RATE, CONVERGED_STEPS)
+               for n1 in CONVERGED_SIZES["bars and stripes 3x3"] for seed in SEEDS]
+              + [("digits 8x8", 6, seed, FIRST_RATE, STABLE_STEPS) for seed in SEEDS]
+              + [("digits 8x8", 10, seed, FIRST_RATE, STABLE_STEPS) for seed in TEN_SEEDS])
+    cells = []
+    for name, n1, seed, rate, steps in firsts:
+        data = data_set(name)
+        for nudge in (NUDGE, -NUDGE):
+            first = longer_first(data, n1, seed, rate, steps, nudge)
+            base = exact.log_likelihood(first, data)
+            for second_rate in CONVERGED_RATES:
+                cells.append({"data_set": name, "n1": n1, "seed": seed, "first_rate": rate,
+                              "first_steps": steps, "rate": second_rate, "nudge": nudge,
+                              "first": base, **run(data, first, "posterior", second_rate)})
+        print(f"converged spread, {name} n1={n1} seed={seed}", flush=True)
+    return {"rates": list(CONVERGED_RATES), "nudges": [NUDGE, -NUDGE],
+            "checkpoints": list(CHECKPOINTS), "cells": cells}
+
+
+def prototypes_spread():
+    """The 16-bit prototypes' runs of part ``greedy_more`` again, from first RBMs with one
+    starting weight nudged by +-``NUDGE``, and (rate 0.3) their continuation of part
+    ``first_steps``."""
+    data = data_set(PROTOTYPES_16)
+    cells = []
+    for seed in SEEDS:
+        for nudge in (NUDGE, -NUDGE):
+            first = first_rbm(data, 8, seed, nudge)
+            base = exact.log_likelihood(first, data)
+            for rate in RATES:
+                cells.append({"data_set": PROTOTYPES_16, "n1": 8, "seed": seed,
+                              "arm": "posterior", "rate": rate, "nudge": nudge, "first": base,
+                              **run(data, first, "posterior", rate,
+                                    checkpoints=LONG_CHECKPOINTS if rate == RATES[-1]
+                                    else CHECKPOINTS)})
+    return {"rates": list(RATES), "nudges": [NUDGE, -NUDGE], "checkpoints": list(CHECKPOINTS),
+            "long_checkpoints": list(LONG_CHECKPOINTS), "cells": cells}
+
+
+def third_spread():
+    """Every run of part ``third_fast`` again, from first RBMs with one starting weight nudged
+    by +-``NUDGE``."""
+    cells = []
+    for nudge in (NUDGE, -NUDGE):
+        cells += [{"data_set": name, "seed": seed, "rate": rate, "second_rate": SECOND_RATE,
+                   "second_steps": SECOND_STEPS, "nudge": nudge,
+                   **third_run(data_set(name), seed, rate, nudge=nudge)}
+                  for name in THIRD_DATA_SETS for seed in SEEDS for rate in THIRD_FAST_RATES]
+        cells += [{"data_set": THIRD_DATA_SETS[0], "seed": seed, "rate": 1.0, "second_rate": 0.3,
+                   "second_steps": LONG_SECOND_STEPS, "nudge": nudge,
+                   **third_run(data_set(THIRD_DATA_SETS[0]), seed, 1.0, nudge=nudge,
+                               checkpoints=LONG_CHECKPOINTS, second_rate=0.3,
+                               second_steps=LONG_SECOND_STEPS)} for seed in SEEDS]
+        print(f"third layer spread, nudge {nudge}", flush=True)
+    return {"nudges": [NUDGE, -NUDGE], "checkpoints": list(CHECKPOINTS),
+            "long_checkpoints": list(LONG_CHECKPOINTS), "cells": cells}
+
+
+def dbm_nudged_more():
+    """Part ``dbm_nudged`` for the seeds it leaves out, at the rates part ``dbm_spread``
+    leaves out: the exact log-likelihood only (no AIS, so the trajectories part ``dbm``
+    would give)."""
+    seeds = [seed for seed in SEEDS if seed not in NUDGED_SEEDS]
+    cells = [{"data_set": name, "seed": seed, "rate": rate, "nudge": nudge,
+              **dbm_run(name, seed, rate, nudge=nudge, log_p_only=True)}
+             for name in DBM_DATA_SETS for seed in seeds for rate in DBM_RATES[:-1]
+             for nudge in (NUDGE, -NUDGE)]
+    return {"data_sets": {k: list(v) for k, v in DBM_DATA_SETS.items()}, "seeds": seeds,
+            "rates": list(DBM_RATES[:-1]), "checkpoints": list(DBM_CHECKPOINTS),
+            "cells": cells}
 
 
 def greedy():
